@@ -1,0 +1,50 @@
+# foliofarm entry points. `make run` and `make test` do their own set-up: Debian
+# packages for the host, a pinned Python environment in .venv; kernel sources and
+# arm64 packages are fetched by foliofarm itself into $(FOLIOFARM_CACHE).
+
+PYTHON   ?= python3
+VENV     := .venv
+ARGS     ?=
+RESULTS  ?= results
+PYTEST_ARGS ?=
+
+.PHONY: all run test unit integration bench setup setup-host venv list clean
+
+all: run
+
+## run: the whole matrix on the default kernel (ARGS='...' for foliofarm run, RESULTS=DIR)
+run: setup
+	$(VENV)/bin/foliofarm run --results "$(RESULTS)" $(ARGS)
+
+## test: unit tests, then integration tests that build and boot real kernels
+test: setup
+	$(VENV)/bin/pytest -ra $(PYTEST_ARGS) tests
+
+unit: setup
+	$(VENV)/bin/pytest -ra -m "not integration" $(PYTEST_ARGS) tests
+
+integration: setup
+	$(VENV)/bin/pytest -ra -m integration $(PYTEST_ARGS) tests
+
+## bench: cold/warm run times, build overhead ratio, boot times
+bench: setup
+	$(VENV)/bin/python -m foliofarm.bench --results "$(RESULTS)/bench" $(ARGS)
+
+list: setup
+	$(VENV)/bin/foliofarm list
+
+setup: setup-host venv
+
+setup-host:
+	tools/setup-host.sh
+
+venv: $(VENV)/.stamp
+
+$(VENV)/.stamp: requirements.txt pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install -q --disable-pip-version-check -r requirements.txt
+	$(VENV)/bin/pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e .
+	touch $@
+
+clean:
+	rm -rf $(VENV) results

@@ -1,0 +1,3 @@
+from foliofarm.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,214 @@
+"""Cross-builds of arm64 kernels and the probe module.
+
+Two caches, two keys:
+- build directories (``O=``) keyed by (tree location, config, toolchain): make's
+  own incremental build works there, so a one-file patch rebuilds in a minute;
+- artifacts keyed by (tree content, config, toolchain), published atomically with
+  a complete marker: a warm run with nothing changed does not run make at all,
+  and a killed build leaves nothing that a later run trusts.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from foliofarm import hosttools, kconfig, matrix
+from foliofarm.errors import BuildError, InfraError
+from foliofarm.paths import KERNEL_CONFIGS, VMTESTS
+from foliofarm.source import KernelSource
+from foliofarm.util import (StagingDir, check_free_space, clean_stale_staging, is_enospc, run,
+                            sha256_files, sha256_text, write_json)
+
+CROSS_COMPILE = "aarch64-linux-gnu-"
+PROBE_SOURCES = ("ffprobe.c", "ffprobe.h", "Kbuild")
+ARTIFACT_FILES = ("Image", "config", "System.map", "ffprobe.ko", "gen_init_cpio")
+
+
+@dataclass(frozen=True)
+class Artifacts:
+    dir: Path
+    source: KernelSource
+    page: matrix.PageSize
+    variant: str
+    built: bool        # True if this run built it, False if it came from the cache
+
+    @property
+    def image(self) -> Path:
+        return self.dir / "Image"
+
+    @property
+    def probe(self) -> Path:
+        return self.dir / "ffprobe.ko"
+
+    @property
+    def gen_init_cpio(self) -> Path:
+        return self.dir / "gen_init_cpio"
+
+    def meta(self) -> dict:
+        return json.loads((self.dir / "build.json").read_text())
+
+
+def fragments(page: matrix.PageSize, variant: str) -> list[Path]:
+    names = ["base.config", page.fragment, *matrix.variants()[variant]["fragments"]]
+    return [KERNEL_CONFIGS / n for n in names]
+
+
+def toolchain_id() -> str:
+    hosttools.require(CROSS_COMPILE + "gcc")
+    out = run([CROSS_COMPILE + "gcc", "--version"], what="gcc --version").stdout.decode()
+    return out.splitlines()[0]
+
+
+def jobs() -> int:
+    return int(os.environ.get("FOLIOFARM_JOBS", os.cpu_count() or 2))
+
+
+class Builder:
+    def __init__(self, cache: Path, log: Callable[[str], None] = lambda s: None) -> None:
+        self.cache = cache
+        self.log = log
+        self.toolchain = toolchain_id()
+
+    def make_env(self) -> dict[str, str]:
+        env = {
+            "ARCH": "arm64",
+            "CROSS_COMPILE": CROSS_COMPILE,
+            "CCACHE_DIR": str(self.cache / "ccache"),
+            "CCACHE_MAXSIZE": os.environ.get("CCACHE_MAXSIZE", "5G"),
+            # Fixed build identity: the same source builds the same Image (and hits ccache).
+            "KBUILD_BUILD_USER": "foliofarm",
+            "KBUILD_BUILD_HOST": "foliofarm",
+            "KBUILD_BUILD_TIMESTAMP": "2000-01-01",
+            "LC_ALL": "C",
+        }
+        return env
+
+    def make_argv(self, source: KernelSource, bdir: Path, *targets: str) -> list[str]:
+        cc = f"ccache {CROSS_COMPILE}gcc" if shutil.which("ccache") else f"{CROSS_COMPILE}gcc"
+        return ["make", "-C", str(source.tree), f"O={bdir}", f"-j{jobs()}", f"CC={cc}",
+                *targets]
+
+    def build(self, source: KernelSource, page: matrix.PageSize, variant: str = "default"
+              ) -> Artifacts:
+        hosttools.require("make", "gcc", "flex", "bison", "bc", "perl")
+        frags = fragments(page, variant)
+        missing = [f for f in frags if not f.is_file()]
+        if missing:
+            raise InfraError(f"missing Kconfig fragment(s): {', '.join(map(str, missing))}")
+        config_key = sha256_files(frags)[:16]
+        probe_key = sha256_files([VMTESTS / n for n in PROBE_SOURCES])[:8]
+        tc_key = sha256_text(self.toolchain)[:8]
+        art_root = self.cache / "artifacts"
+        clean_stale_staging(art_root)
+        art_dir = None
+        if source.versioned:
+            state = sha256_text(source.state())[:16]
+            art_dir = art_root / f"{source.label}-{page.name}-{variant}-{state}-{config_key}-{tc_key}-{probe_key}"
+            if (art_dir / "build.json").is_file() and all((art_dir / f).is_file() for f in ARTIFACT_FILES):
+                return Artifacts(art_dir, source, page, variant, built=False)
+
+        bdir = (self.cache / "build" /
+                f"{source.label}-{page.name}-{variant}-{sha256_text(str(source.tree))[:8]}-{config_key}-{tc_key}")
+        check_free_space(bdir.parent, 3, f"building {source.label} {page.name}")
+        bdir.mkdir(parents=True, exist_ok=True)
+        logf = bdir / "foliofarm-build.log"
+        logf.write_text("")
+        env = self.make_env()
+        reproduce = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items()
+                             if k in ("ARCH", "CROSS_COMPILE")) + " " + shlex.join(
+            self.make_argv(source, bdir, "Image", "modules"))
+        meta = {
+            "state": "building",
+            "kernel": source.spec, "origin": source.origin, "version": source.version,
+            "tree": str(source.tree), "tree_state": source.state(),
+            "page_size": page.name, "variant": variant,
+            "fragments": [str(f) for f in frags], "toolchain": self.toolchain,
+            "build_dir": str(bdir),
+            "reproduce": f"merge {' '.join(f.name for f in frags)} over allnoconfig, then: {reproduce}",
+            "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        }
+        # Written first, so that a killed build still says what it was doing.
+        write_json(bdir / "foliofarm-build.json", meta)
+        self.log(f"build {source.label} {page.name}: {reproduce}")
+        t0 = time.monotonic()
+        try:
+            verification = self._configure(source, bdir, frags, env, logf)
+            self._make(source, bdir, env, logf, "Image", "modules")
+            self._build_probe(source, bdir, env, logf)
+        except OSError as exc:
+            if is_enospc(exc):
+                raise InfraError(f"disk full while building in {bdir}: free space and rerun; "
+                                 "the incomplete build will be redone") from exc
+            raise
+        meta.update(state="complete", seconds=round(time.monotonic() - t0, 1),
+                    absent_optional=[r.symbol for r in verification.absent_optional])
+        write_json(bdir / "foliofarm-build.json", meta)
+
+        if art_dir is None:   # unversioned tree: key the artifact by what was built
+            art_dir = art_root / (f"{source.label}-{page.name}-{variant}-"
+                                  f"{sha256_files([bdir / 'arch/arm64/boot/Image'])[:16]}")
+        with StagingDir(art_dir) as tmp:
+            shutil.copy2(bdir / "arch/arm64/boot/Image", tmp / "Image")
+            shutil.copy2(bdir / ".config", tmp / "config")
+            shutil.copy2(bdir / "System.map", tmp / "System.map")
+            shutil.copy2(bdir / "ffprobe" / "ffprobe.ko", tmp / "ffprobe.ko")
+            shutil.copy2(bdir / "usr" / "gen_init_cpio", tmp / "gen_init_cpio")
+            shutil.copy2(logf, tmp / "build.log")
+            write_json(tmp / "build.json", meta)
+        return Artifacts(art_dir, source, page, variant, built=True)
+
+    def _configure(self, source: KernelSource, bdir: Path, frags: list[Path],
+                   env: dict[str, str], logf: Path) -> kconfig.Verification:
+        reqs = [r for f in frags for r in kconfig.parse_fragment(f)]
+        old = (bdir / ".config").read_text() if (bdir / ".config").exists() else None
+        tmp = bdir / "foliofarm-kconfig"
+        tmp.mkdir(exist_ok=True)
+        self._make(source, tmp, env, logf, "allnoconfig", jobs_=1)
+        # merge_config.sh only merges (-m); olddefconfig then resolves dependencies.
+        run([str(source.tree / "scripts/kconfig/merge_config.sh"), "-m", "-O", str(tmp),
+             str(tmp / ".config"), *map(str, frags)], cwd=source.tree, env=env, log=logf,
+            what="merge_config.sh")
+        self._make(source, tmp, env, logf, "olddefconfig", jobs_=1)
+        new = (tmp / ".config").read_text()
+        verification = kconfig.verify(new, reqs, source.tree)
+        if new != old:  # leave .config untouched when equal: make then rebuilds nothing
+            (bdir / ".config").write_text(new)
+        return verification
+
+    def _make(self, source: KernelSource, bdir: Path, env: dict[str, str], logf: Path,
+              *targets: str, jobs_: int | None = None) -> None:
+        argv = self.make_argv(source, bdir, *targets)
+        if jobs_ is not None:
+            argv[4] = f"-j{jobs_}"
+        try:
+            run(argv, env=env, log=logf, what=f"make {' '.join(targets)}")
+        except InfraError as exc:
+            raise BuildError(f"{source.label}: make {' '.join(targets)} failed in {bdir}\n"
+                             + compiler_errors(logf) + f"\nfull log: {logf}") from exc
+
+    def _build_probe(self, source: KernelSource, bdir: Path, env: dict[str, str],
+                     logf: Path) -> None:
+        mdir = bdir / "ffprobe"
+        mdir.mkdir(exist_ok=True)
+        for name in PROBE_SOURCES:
+            src = (VMTESTS / name).read_bytes()
+            dst = mdir / name
+            if not dst.exists() or dst.read_bytes() != src:
+                dst.write_bytes(src)
+        self._make(source, bdir, env, logf, f"M={mdir}", "modules")
+
+
+def compiler_errors(logf: Path, limit: int = 20) -> str:
+    """The compiler's error lines from a build log (what a developer wants first)."""
+    text = logf.read_text(errors="replace") if logf.exists() else ""
+    lines = [ln for ln in text.splitlines()
+             if re.search(r"\berror\b|Error \d|undefined reference", ln)]
+    return "\n".join(lines[:limit]) or "\n".join(text.splitlines()[-limit:])

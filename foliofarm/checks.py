@@ -1,0 +1,156 @@
+"""The check catalogue (tests/vmtests/checks.toml), expectations matching and
+judging. The guest measures and dumps; this module turns a dump into metrics and
+an outcome, using only the expectations in data."""
+
+from __future__ import annotations
+
+import fnmatch
+import tomllib
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any, Callable
+
+from foliofarm import matrix, smaps
+from foliofarm.errors import UsageError
+from foliofarm.paths import VMTESTS
+
+OUTCOMES = ("pass", "fail", "xfail", "xpass", "skip", "error")
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    program: str
+    args: tuple[str, ...]
+    timeout: float
+    description: str
+    options: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
+
+
+@dataclass
+class Outcome:
+    name: str
+    outcome: str
+    reason: str = ""
+    metrics: dict[str, Any] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "outcome": self.outcome, "reason": self.reason,
+                "metrics": self.metrics}
+
+
+@cache
+def catalogue() -> dict[str, Check]:
+    with open(VMTESTS / "checks.toml", "rb") as f:
+        table = tomllib.load(f)
+    out = {}
+    for name, row in table.items():
+        row = dict(row)
+        out[name] = Check(name=name, program=row.pop("program"), args=tuple(row.pop("args")),
+                          timeout=float(row.pop("timeout")),
+                          description=row.pop("description", ""), options=row)
+    return out
+
+
+def select(requested: str | None) -> list[Check]:
+    cat = catalogue()
+    if not requested:
+        return list(cat.values())
+    names = [n.strip() for n in requested.split(",") if n.strip()]
+    bad = [n for n in names if n not in cat]
+    if bad:
+        raise UsageError(f"unknown check {', '.join(bad)}; valid: {', '.join(cat)}")
+    return [cat[n] for n in names]
+
+
+@cache
+def expectations(check: str) -> list[dict[str, Any]]:
+    path = VMTESTS / "expectations" / f"{check}.toml"
+    with open(path, "rb") as f:
+        return tomllib.load(f).get("expect", [])
+
+
+def expectation_for(check: str, kernel: str, page: str, fs: str) -> dict[str, Any] | None:
+    """First row matching the kernel's "X.Y", the page size and the filesystem."""
+    for row in expectations(check):
+        if (fnmatch.fnmatch(kernel, row.get("kernel", "*"))
+                and fnmatch.fnmatch(page, row.get("page_size", "*"))
+                and fnmatch.fnmatch(fs, row.get("fs", "*"))):
+            return row
+    return None
+
+
+def bounds_failures(metrics: dict[str, Any], row: dict[str, Any]) -> list[str]:
+    """Every min_/max_ bound of ``row`` that ``metrics`` breaks, as readable text."""
+    failures = []
+    for key, bound in row.items():
+        for prefix, ok, sign in (("min_", lambda v, b: v >= b, ">="), ("max_", lambda v, b: v <= b, "<=")):
+            if key.startswith(prefix):
+                metric = key[len(prefix):]
+                if metric not in metrics:
+                    failures.append(f"{metric} missing (wanted {sign} {bound})")
+                elif not ok(metrics[metric], bound):
+                    failures.append(f"{metric} {metrics[metric]} (wanted {sign} {bound})")
+    return failures
+
+
+def judge(check: str, metrics: dict[str, Any], kernel: str, page: str, fs: str) -> Outcome:
+    row = expectation_for(check, kernel, page, fs)
+    if row is None:
+        return Outcome(check, "skip", f"no expectation for {page}/{fs}/{kernel} in "
+                       f"expectations/{check}.toml", metrics)
+    failures = bounds_failures(metrics, row)
+    xfail = row.get("xfail")
+    if xfail and fnmatch.fnmatch(kernel, xfail.get("kernel", "*")):
+        if failures:
+            return Outcome(check, "xfail", f"{xfail['reason']} ({'; '.join(failures)})", metrics)
+        return Outcome(check, "xpass", f"expected to fail ({xfail['reason']}) but passed", metrics)
+    if failures:
+        return Outcome(check, "fail", "; ".join(failures), metrics)
+    return Outcome(check, "pass", "", metrics)
+
+
+# -- metrics from dumps -----------------------------------------------------------
+
+def exec_text_metrics(dump: smaps.Dump, check: Check, row: dict[str, Any] | None) -> dict[str, Any]:
+    page = next(p for p in matrix.page_sizes().values() if p.bytes == dump.page_size)
+    label = check.options.get("mapping", "text")
+    if label not in dump.mappings:
+        raise smaps.DumpError(f"dump has no mapping {label!r}")
+    f = smaps.analyse(dump.mappings[label], dump.kpf, dump.page_size, page.cont_pte_pages)
+    folio_kb = int(row.get("folio_kb", 64)) if row else 64
+    return {
+        "mapped_pages": f.mapped_pages,
+        "folio_kb_hist": {str(k): v for k, v in f.folio_kb_hist.items()},
+        "categories_pct": {k: f.category_pct()[k] for k in smaps.sort_categories(list(f.categories))},
+        "folio_kb": folio_kb,
+        "aligned_pct": f.aligned_pct(folio_kb),
+        "pte_cont_pct": f.pte_cont_pct,
+        "pmd_mapped_pct": f.pmd_mapped_pct,
+        "probe_mismatches": f.probe_mismatches,
+        "unknown_folio_pages": f.unknown_folio_pages,
+        "touches": int(dump.figures.get("touches", 0)),
+        "faults": int(dump.figures.get("faults", 0)),
+        "read_ahead_kb": int(dump.figures.get("read_ahead_kb", 0)),
+    }
+
+
+METRICS: dict[str, Callable[[smaps.Dump, Check, dict[str, Any] | None], dict[str, Any]]] = {
+    "exec-text": exec_text_metrics,
+}
+
+
+def evaluate(check: Check, dump_text: str, kernel: str, page: str, fs: str) -> Outcome:
+    """Dump text -> metrics -> outcome. A dump that cannot be trusted is an error."""
+    try:
+        dump = smaps.parse_dump(dump_text)
+        row = expectation_for(check.name, kernel, page, fs)
+        metrics = METRICS[check.name](dump, check, row)
+    except (smaps.DumpError, KeyError, StopIteration) as exc:
+        return Outcome(check.name, "error", f"unusable dump: {exc}")
+    if metrics.get("probe_mismatches"):
+        return Outcome(check.name, "error", f"the probe and pagemap disagree on "
+                       f"{metrics['probe_mismatches']} pages: measurement not trusted", metrics)
+    if metrics.get("mapped_pages") == 0:
+        return Outcome(check.name, "error", "nothing mapped: the guest program touched no page", metrics)
+    return judge(check.name, metrics, kernel, page, fs)

@@ -1,0 +1,83 @@
+"""foliofarm command line: `foliofarm run` and `foliofarm list`."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from foliofarm import checks, matrix, source
+from foliofarm.errors import FarmError
+from foliofarm.paths import ROOT
+
+
+def parser() -> argparse.ArgumentParser:
+    d = matrix.defaults()
+    ap = argparse.ArgumentParser(
+        prog="foliofarm",
+        description="Build arm64 kernels for 4K/16K/64K pages, boot them under QEMU with "
+                    "ext4/XFS/EROFS images and check what the kernel did with folios, "
+                    "contpte and readahead.")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    run = sub.add_parser("run", help="build, boot and check the matrix")
+    run.add_argument("--kernel", default=d["kernel"],
+                     help=f"debian:X.Y ({', '.join(matrix.debian_kernels())}) or a path to a "
+                          f"kernel tree (default {d['kernel']})")
+    run.add_argument("--page-sizes", default=",".join(d["page_sizes"]),
+                     help=f"comma-separated, of {', '.join(matrix.page_sizes())}")
+    run.add_argument("--fs", default=",".join(d["filesystems"]),
+                     help=f"comma-separated, of {', '.join(matrix.filesystems())}")
+    run.add_argument("--checks", default=None,
+                     help=f"comma-separated, of {', '.join(checks.catalogue())} (default all)")
+    run.add_argument("--variant", default="default",
+                     help=f"kernel config variant, of {', '.join(matrix.variants())}")
+    run.add_argument("--results", type=Path, default=ROOT / "results",
+                     help="results folder; each run writes RESULTS/<run-id>/ and RESULTS/latest")
+    run.add_argument("--accel", choices=("auto", "tcg", "kvm"), default="auto",
+                     help="QEMU accelerator: kvm on arm64 hosts with /dev/kvm, else TCG")
+    run.add_argument("--boot-timeout", type=float, default=300, help="seconds to reach the guest shell")
+    sub.add_parser("list", help="list page sizes, filesystems, kernels, variants and checks")
+    return ap
+
+
+def cmd_list() -> int:
+    print("page sizes: ", ", ".join(matrix.page_sizes()))
+    print("filesystems:", ", ".join(matrix.filesystems()))
+    print("kernels:    ", ", ".join(source.valid_specs()))
+    print("variants:   ", ", ".join(matrix.variants()))
+    print("checks:")
+    for c in checks.catalogue().values():
+        print(f"  {c.name:<14} {c.description}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    ap = parser()
+    try:
+        args = ap.parse_args(argv)
+    except SystemExit as exc:      # argparse's own usage errors
+        return 2 if exc.code else 0
+    try:
+        if args.cmd == "list":
+            return cmd_list()
+        from foliofarm.runner import Run, RunOptions
+        opts = RunOptions(
+            kernel=args.kernel,
+            page_sizes=matrix.select_page_sizes(args.page_sizes),
+            filesystems=matrix.select_filesystems(args.fs),
+            checks=checks.select(args.checks),
+            results=args.results.resolve(),
+            variant=matrix.select_variant(args.variant),
+            accel=args.accel,
+            boot_timeout=args.boot_timeout,
+            command=["foliofarm", *argv],
+        )
+        source.validate_spec(args.kernel)
+        return Run(opts).execute()
+    except FarmError as exc:
+        print(f"foliofarm: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("foliofarm: interrupted; results so far are in the results folder", file=sys.stderr)
+        return 3

@@ -1,0 +1,38 @@
+"""Error types. User errors and infrastructure errors are different types; the
+CLI maps each to its exit code and prints the message, nothing else exits."""
+
+from __future__ import annotations
+
+
+class FarmError(Exception):
+    """Base class; ``exit_code`` is what the CLI returns for it."""
+
+    exit_code = 3
+
+
+class UsageError(FarmError):
+    """The user asked for something that cannot be: fix the command line."""
+
+    exit_code = 2
+
+
+class InfraError(FarmError):
+    """The farm could not do its work: a missing tool, a failed build, a full disk."""
+
+    exit_code = 3
+
+
+class ConfigError(InfraError):
+    """Kconfig did not keep a requested symbol."""
+
+
+class BuildError(InfraError):
+    """A kernel, module or guest program did not build."""
+
+
+class GuestError(InfraError):
+    """The guest hung, panicked or died; ``excerpt`` holds the console around it."""
+
+    def __init__(self, message: str, excerpt: str = "") -> None:
+        super().__init__(message)
+        self.excerpt = excerpt

@@ -1,0 +1,134 @@
+"""Disk images with the test payloads, made unprivileged on the host with each
+filesystem's own mkfs, verified with its own fsck, and attached read-only.
+
+Block size is 4K for every filesystem: no larger than any arm64 page size, so the
+same image serves 4K, 16K and 64K kernels."""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+from pathlib import Path
+
+from foliofarm import hosttools
+from foliofarm.errors import InfraError
+from foliofarm.util import StagingDir, check_free_space, run, sha256_text
+
+BLOCK_SIZE = 4096
+MiB = 1 << 20
+
+# arm64 RET (0xd65f03c0): every 4-byte slot of the stub file is a function that returns.
+RET = struct.pack("<I", 0xD65F03C0)
+
+
+@dataclass(frozen=True)
+class Payload:
+    name: str
+    size: int
+    kind: str          # "ret" | "pattern"
+
+
+# The files every image carries; checks refer to them by name.
+PAYLOADS = (
+    Payload("stubs.bin", 32 * MiB, "ret"),
+)
+
+
+
+def image_size(fs: str) -> int:
+    """Bytes for a ``fs`` image holding every payload.
+
+    mkfs.xfs in xfsprogs 6.1 corrupts an image when a protofile payload must span an
+    allocation-group boundary, so XFS gets two AGs (its minimum) each larger than the
+    largest payload, and never less than the 300MB mkfs.xfs requires."""
+    total = sum(p.size for p in PAYLOADS)
+    largest = max(p.size for p in PAYLOADS)
+    if fs == "xfs":
+        return max(320 * MiB, 2 * (largest + 64 * MiB), total + 128 * MiB)
+    return total + total // 8 + 32 * MiB
+FS_TOOLS = {"ext4": ("mkfs.ext4", "e2fsck"), "xfs": ("mkfs.xfs", "xfs_repair"),
+            "erofs": ("mkfs.erofs", "fsck.erofs")}
+
+
+def payload_dir(cache: Path) -> Path:
+    key = sha256_text(*(f"{p.name}:{p.size}:{p.kind}" for p in PAYLOADS))[:12]
+    final = cache / "payload" / key
+    if final.is_dir():
+        return final
+    check_free_space(final.parent, 1, "test payloads")
+    with StagingDir(final) as tmp:
+        for p in PAYLOADS:
+            with open(tmp / p.name, "wb") as f:
+                chunk = (RET * (MiB // 4)) if p.kind == "ret" else bytes(range(256)) * (MiB // 256)
+                for _ in range(p.size // MiB):
+                    f.write(chunk)
+    return final
+
+
+def tool_versions() -> str:
+    out = []
+    for mkfs, _ in FS_TOOLS.values():
+        try:
+            proc = run([mkfs, "-V"], what=mkfs)
+            out.append((proc.stdout + proc.stderr).decode().splitlines()[0])
+        except InfraError:
+            out.append(mkfs)
+    return "|".join(out)
+
+
+def image(cache: Path, fs: str) -> Path:
+    """The disk image for ``fs``, made and verified once."""
+    hosttools.require(*FS_TOOLS[fs])
+    payload = payload_dir(cache)
+    key = sha256_text(payload.name, fs, tool_versions(), str(image_size(fs)))[:12]
+    final = cache / "images" / f"{fs}-{key}"
+    if (final / "disk.img").is_file():
+        return final / "disk.img"
+    check_free_space(final.parent, 1, f"the {fs} image")
+    with StagingDir(final) as tmp:
+        img = tmp / "disk.img"
+        log = tmp / "mkfs.log"
+        MAKERS[fs](img, payload, log)
+        verify(fs, img, log)
+    return final / "disk.img"
+
+
+def _make_ext4(img: Path, payload: Path, log: Path) -> None:
+    run(["mkfs.ext4", "-q", "-F", "-b", str(BLOCK_SIZE), "-L", "ext4", "-E", "root_owner=0:0",
+         "-d", str(payload), str(img), f"{image_size('ext4') // 1024}k"], log=log, what="mkfs.ext4")
+
+
+def _make_xfs(img: Path, payload: Path, log: Path) -> None:
+    with open(img, "wb") as f:
+        f.truncate(image_size("xfs"))
+    # Protofile: boot-image line, block/inode counts, root dir, one line per file, '$'.
+    lines = ["/dev/null", "0 0", "d--755 0 0"]
+    lines += [f"{p.name} ---644 0 0 {payload / p.name}" for p in PAYLOADS]
+    lines.append("$")
+    proto = img.with_suffix(".proto")
+    proto.write_text("\n".join(lines) + "\n")
+    run(["mkfs.xfs", "-q", "-f", "-b", f"size={BLOCK_SIZE}", "-d", "agcount=2", "-L", "xfs",
+         "-p", str(proto), str(img)], log=log, what="mkfs.xfs")
+
+
+def _make_erofs(img: Path, payload: Path, log: Path) -> None:
+    # erofs-utils 1.5 has no -b: its block size is the host page size, 4K on the
+    # hosts this runs on; fsck.erofs and the guest mount check the result.
+    run(["mkfs.erofs", "--all-root", "-T0", str(img), str(payload)],
+        log=log, what="mkfs.erofs")
+
+
+MAKERS = {"ext4": _make_ext4, "xfs": _make_xfs, "erofs": _make_erofs}
+
+
+def verify(fs: str, img: Path, log: Path) -> None:
+    """Each filesystem's own checker, read-only: a bad image is never booted."""
+    argv = {
+        "ext4": ["e2fsck", "-f", "-n", str(img)],
+        "xfs": ["xfs_repair", "-n", "-f", str(img)],
+        "erofs": ["fsck.erofs", str(img)],
+    }[fs]
+    try:
+        run(argv, log=log, what=f"{argv[0]} (verify the {fs} image)")
+    except InfraError as exc:
+        raise InfraError(f"the {fs} image failed verification, not using it: {exc}") from exc

@@ -1,0 +1,106 @@
+"""Kconfig fragments: parse, merge over allnoconfig with the kernel's own
+scripts/kconfig/merge_config.sh, and verify every requested symbol in the final
+.config (olddefconfig drops what it cannot satisfy, silently)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from foliofarm.errors import ConfigError
+
+SET_RE = re.compile(r"^(CONFIG_\w+)=(.*)$")
+UNSET_RE = re.compile(r"^# (CONFIG_\w+) is not set$")
+OPTIONAL_RE = re.compile(r"^#\s*foliofarm:\s*optional\s+(CONFIG_\w+)\b\s*(.*)$")
+KCONFIG_DEF_RE = re.compile(r"^\s*(?:menu)?config\s+(\w+)\s*$", re.M)
+
+
+@dataclass(frozen=True)
+class Requirement:
+    symbol: str        # "CONFIG_EROFS_FS"
+    value: str         # "y", "n", "30", "\"str\""
+    fragment: str      # file name it came from
+    optional: str | None = None   # reason, when the symbol may be absent from a kernel
+
+
+def parse_fragment(path: Path) -> list[Requirement]:
+    optional: dict[str, str] = {}
+    reqs: list[Requirement] = []
+    for n, line in enumerate(path.read_text().splitlines(), 1):
+        line = line.strip()
+        if m := OPTIONAL_RE.match(line):
+            optional[m.group(1)] = m.group(2) or "declared optional"
+        elif m := SET_RE.match(line):
+            reqs.append(Requirement(m.group(1), m.group(2), path.name))
+        elif m := UNSET_RE.match(line):
+            reqs.append(Requirement(m.group(1), "n", path.name))
+        elif line and not line.startswith("#"):
+            raise ConfigError(f"{path}:{n}: not a Kconfig line: {line!r}")
+    unknown = set(optional) - {r.symbol for r in reqs}
+    if unknown:
+        raise ConfigError(f"{path}: optional declared for symbols it does not set: {sorted(unknown)}")
+    return [Requirement(r.symbol, r.value, r.fragment, optional.get(r.symbol)) for r in reqs]
+
+
+def parse_config(text: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for line in text.splitlines():
+        if m := SET_RE.match(line):
+            out[m.group(1)] = m.group(2)
+        elif m := UNSET_RE.match(line):
+            out[m.group(1)] = "n"
+    return out
+
+
+def kconfig_symbols(tree: Path) -> dict[str, Path]:
+    """Every symbol the tree's Kconfig files define -> the file defining it."""
+    found: dict[str, Path] = {}
+    for path in tree.rglob("Kconfig*"):
+        if path.is_file() and "Documentation" not in path.parts:
+            for m in KCONFIG_DEF_RE.finditer(path.read_text(errors="replace")):
+                found.setdefault("CONFIG_" + m.group(1), path)
+    return found
+
+
+def _depends_hint(symbol: str, defined_in: Path) -> str:
+    text = defined_in.read_text(errors="replace")
+    m = re.search(rf"^\s*(?:menu)?config\s+{symbol[7:]}\s*$(.*?)(?=^\s*(?:menu)?config\s|\Z)",
+                  text, re.M | re.S)
+    if not m:
+        return ""
+    deps = re.findall(r"^\s*depends on\s+(.+)$", m.group(1), re.M)
+    return f" (it depends on {' && '.join(deps)})" if deps else ""
+
+
+@dataclass
+class Verification:
+    absent_optional: list[Requirement]     # optional symbols this kernel does not define
+
+
+def verify(final_config: str, reqs: list[Requirement], tree: Path) -> Verification:
+    """Every requirement must hold in ``final_config``. Raise ConfigError naming each
+    symbol that Kconfig dropped and the fragment that asked for it."""
+    have = parse_config(final_config)
+    symbols: dict[str, Path] | None = None
+    dropped: list[str] = []
+    absent: list[Requirement] = []
+    for r in reqs:
+        actual = have.get(r.symbol, "n")
+        if actual == r.value:
+            continue
+        if symbols is None:
+            symbols = kconfig_symbols(tree)
+        if r.symbol not in symbols:
+            if r.optional:
+                absent.append(r)
+                continue
+            dropped.append(f"{r.symbol}={r.value} from {r.fragment}: this kernel has no such "
+                           "symbol (declare it '# foliofarm: optional' if older or newer "
+                           "kernels lack it)")
+        else:
+            dropped.append(f"{r.symbol}={r.value} from {r.fragment}: final .config has "
+                           f"{actual!r}{_depends_hint(r.symbol, symbols[r.symbol])}")
+    if dropped:
+        raise ConfigError("Kconfig dropped requested symbols:\n  " + "\n  ".join(dropped))
+    return Verification(absent_optional=absent)

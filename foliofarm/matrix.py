@@ -1,0 +1,91 @@
+"""The matrix as data (configs/kernels/matrix.toml): page sizes, filesystems,
+Debian kernels, variants, and the cells a run covers."""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+from foliofarm.errors import UsageError
+from foliofarm.paths import KERNEL_CONFIGS
+
+
+@dataclass(frozen=True)
+class PageSize:
+    name: str          # "4k"
+    bytes: int         # 4096
+    fragment: str      # Kconfig fragment file name
+    cont_pte_pages: int
+
+    @property
+    def kb(self) -> int:
+        return self.bytes // 1024
+
+
+@dataclass(frozen=True)
+class Filesystem:
+    name: str
+    mount_options: str
+
+
+@dataclass(frozen=True)
+class Cell:
+    page: PageSize
+    fs: Filesystem
+    kernel: str        # short kernel label, e.g. "7.3" or "7.3+series"
+
+    @property
+    def id(self) -> str:
+        return f"{self.page.name}-{self.fs.name}-{self.kernel}"
+
+
+@cache
+def data() -> dict[str, Any]:
+    with open(KERNEL_CONFIGS / "matrix.toml", "rb") as f:
+        return tomllib.load(f)
+
+
+def page_sizes() -> dict[str, PageSize]:
+    return {k: PageSize(name=k, **v) for k, v in data()["page_sizes"].items()}
+
+
+def filesystems() -> dict[str, Filesystem]:
+    return {k: Filesystem(name=k, **v) for k, v in data()["filesystems"].items()}
+
+
+def debian_kernels() -> dict[str, dict[str, Any]]:
+    return data()["debian_kernels"]
+
+
+def variants() -> dict[str, dict[str, Any]]:
+    return data()["variants"]
+
+
+def defaults() -> dict[str, Any]:
+    return data()["defaults"]
+
+
+def _pick(kind: str, requested: str | list[str], table: dict[str, Any]) -> list[Any]:
+    names = requested.split(",") if isinstance(requested, str) else requested
+    names = [n.strip().lower() for n in names if n.strip()]
+    if not names:
+        raise UsageError(f"no {kind} given; valid: {', '.join(table)}")
+    bad = [n for n in names if n not in table]
+    if bad:
+        raise UsageError(f"unknown {kind} {', '.join(bad)}; valid: {', '.join(table)}")
+    return [table[n] for n in dict.fromkeys(names)]
+
+
+def select_page_sizes(requested: str | list[str]) -> list[PageSize]:
+    return _pick("page size", requested, page_sizes())
+
+
+def select_filesystems(requested: str | list[str]) -> list[Filesystem]:
+    return _pick("filesystem", requested, filesystems())
+
+
+def select_variant(requested: str) -> str:
+    _pick("variant", requested, variants())
+    return requested

@@ -1,0 +1,55 @@
+"""QEMU command lines for the arm64 virt machine."""
+
+from __future__ import annotations
+
+import os
+import platform
+from dataclasses import dataclass, field
+from pathlib import Path
+
+QEMU = "qemu-system-aarch64"
+
+
+@dataclass
+class Machine:
+    kernel: Path
+    initrd: Path
+    disks: dict[str, Path] = field(default_factory=dict)   # serial (fs name) -> image
+    memory_mb: int = 2048
+    cpus: int = 1
+    accel: str = "auto"
+    extra_append: str = ""
+
+    def use_kvm(self) -> bool:
+        if self.accel == "tcg":
+            return False
+        kvm = platform.machine() in ("aarch64", "arm64") and os.access("/dev/kvm", os.R_OK | os.W_OK)
+        return kvm or self.accel == "kvm"
+
+    def append(self) -> str:
+        # loglevel=5 keeps WARNING splats (KERN_WARNING) on the console, where we scan them.
+        # panic=-1 with -no-reboot turns a panic into QEMU exiting instead of a hang.
+        args = ["console=ttyAMA0", "rdinit=/init", "loglevel=5", "panic=-1",
+                "hung_task_panic=0", "transparent_hugepage=madvise"]
+        if self.extra_append:
+            args.append(self.extra_append)
+        return " ".join(args)
+
+    def argv(self) -> list[str]:
+        if self.use_kvm():
+            # On an arm64 host the guest runs natively; its page size is independent
+            # of the host's as long as the host CPU supports that granule.
+            accel = ["-accel", "kvm", "-cpu", "host"]
+        else:
+            # TCG: 'max' has every granule (4K/16K/64K); QEMU's default pauth algorithm
+            # (QARMA5) is slow to emulate, the implementation-defined one is cheap.
+            accel = ["-accel", "tcg", "-cpu", "max,pauth-impdef=on"]
+        argv = [QEMU, "-M", "virt", *accel, "-smp", str(self.cpus), "-m", str(self.memory_mb),
+                "-display", "none", "-no-reboot", "-nic", "none", "-monitor", "none",
+                "-serial", "stdio", "-kernel", str(self.kernel), "-initrd", str(self.initrd),
+                "-append", self.append()]
+        for serial, img in self.disks.items():
+            # readonly=on: the guest can never change an image other cells share.
+            argv += ["-drive", f"if=none,id={serial},file={img},format=raw,readonly=on",
+                     "-device", f"virtio-blk-pci,drive={serial},serial={serial}"]
+        return argv

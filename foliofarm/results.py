@@ -1,0 +1,110 @@
+"""Results of a run, written as they arrive: results.json and junit.xml are
+rewritten atomically after every check, so a killed run leaves what it had."""
+
+from __future__ import annotations
+
+import os
+import time
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+from foliofarm.checks import Outcome
+from foliofarm.matrix import Cell
+from foliofarm.util import write_atomic, write_json
+
+FAILING = {"fail"}
+ERRORS = {"error"}
+
+
+def exit_code(doc: dict[str, Any]) -> int:
+    """0 all passed, 1 a check failed, 3 an error or an incomplete run."""
+    outcomes = [c["outcome"] for cell in doc["cells"] for c in cell["checks"]]
+    if not doc.get("complete") or any(o in ERRORS for o in outcomes) or doc.get("errors"):
+        return 3
+    if any(o in FAILING for o in outcomes):
+        return 1
+    return 0
+
+
+def junit_xml(doc: dict[str, Any]) -> str:
+    suites = ET.Element("testsuites", name="foliofarm", id=doc["run_id"])
+    for cell in doc["cells"]:
+        checks = cell["checks"]
+        suite = ET.SubElement(suites, "testsuite", name=cell["id"], tests=str(len(checks)),
+                              failures=str(sum(c["outcome"] == "fail" for c in checks)),
+                              errors=str(sum(c["outcome"] == "error" for c in checks)),
+                              skipped=str(sum(c["outcome"] in ("skip", "xfail") for c in checks)))
+        for c in checks:
+            case = ET.SubElement(suite, "testcase", classname=cell["id"], name=c["name"])
+            msg = c["reason"] or c["outcome"]
+            if c["outcome"] == "fail":
+                ET.SubElement(case, "failure", message=msg).text = msg
+            elif c["outcome"] == "error":
+                ET.SubElement(case, "error", message=msg).text = c.get("excerpt", msg)
+            elif c["outcome"] in ("skip", "xfail"):
+                ET.SubElement(case, "skipped", message=f"{c['outcome']}: {msg}")
+            out = ET.SubElement(case, "system-out")
+            out.text = " ".join(f"{k}={v}" for k, v in c["metrics"].items()
+                                if not isinstance(v, dict))
+    ET.indent(suites)
+    return ET.tostring(suites, encoding="unicode", xml_declaration=True) + "\n"
+
+
+class ResultsWriter:
+    def __init__(self, root: Path, command: list[str], run_id: str | None = None) -> None:
+        self.run_id = run_id or time.strftime("%Y%m%d-%H%M%S") + f"-{os.getpid()}"
+        self.root = root
+        self.dir = root / self.run_id
+        self.dir.mkdir(parents=True, exist_ok=True)
+        latest = root / "latest"
+        tmp = root / f".latest-{os.getpid()}"
+        tmp.unlink(missing_ok=True)
+        tmp.symlink_to(self.run_id)
+        os.replace(tmp, latest)
+        self.doc: dict[str, Any] = {
+            "run_id": self.run_id,
+            "command": command,
+            "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "complete": False,
+            "kernels": [],
+            "boots": [],
+            "errors": [],
+            "cells": [],
+        }
+        self.flush()
+
+    def cell_dir(self, cell: Cell) -> Path:
+        d = self.dir / "cells" / cell.id
+        d.mkdir(parents=True, exist_ok=True)
+        return d
+
+    def _cell(self, cell: Cell) -> dict[str, Any]:
+        for c in self.doc["cells"]:
+            if c["id"] == cell.id:
+                return c
+        entry = {"id": cell.id, "page_size": cell.page.name, "fs": cell.fs.name,
+                 "kernel": cell.kernel, "checks": []}
+        self.doc["cells"].append(entry)
+        return entry
+
+    def record(self, cell: Cell, outcome: Outcome, excerpt: str = "") -> None:
+        entry = outcome.as_dict()
+        if excerpt:
+            entry["excerpt"] = excerpt
+        self._cell(cell)["checks"].append(entry)
+        self.flush()
+
+    def add(self, key: str, item: Any) -> None:
+        self.doc[key].append(item)
+        self.flush()
+
+    def finish(self, complete: bool) -> int:
+        self.doc["complete"] = complete
+        self.doc["finished"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        self.flush()
+        return exit_code(self.doc)
+
+    def flush(self) -> None:
+        write_json(self.dir / "results.json", self.doc)
+        write_atomic(self.dir / "junit.xml", junit_xml(self.doc))

@@ -1,0 +1,103 @@
+"""The guest root filesystem: an initramfs of Debian's arm64 busybox-static, the
+guest programs from tests/vmtests (cross-compiled static, -Wall -Werror), the
+init script from rootfs/, and the probe module built against each kernel."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+from foliofarm import hosttools, matrix
+from foliofarm.apt import PrivateApt
+from foliofarm.build import CROSS_COMPILE, Artifacts
+from foliofarm.errors import BuildError, InfraError
+from foliofarm.paths import ROOTFS, VMTESTS
+from foliofarm.util import StagingDir, run, sha256_files, sha256_text, write_atomic
+
+CFLAGS = ["-static", "-O2", "-g0", "-Wall", "-Wextra", "-Werror", "-Wno-unused-parameter",
+          "-D_GNU_SOURCE"]
+LIB_SOURCES = ("ffguest.c",)
+
+
+def guest_programs() -> list[Path]:
+    """Every tests/vmtests/*.c with a main() is a guest program; the others are library."""
+    return sorted(p for p in VMTESTS.glob("*.c")
+                  if p.name not in LIB_SOURCES and p.name != "ffprobe.c")
+
+
+def busybox(cache: Path) -> Path:
+    """Debian's arm64 busybox-static binary, fetched once."""
+    out = cache / "guest" / "busybox"
+    if out.is_file():
+        return out
+    hosttools.require("dpkg-deb", "apt-get")
+    suite = matrix.defaults()["guest_suite"]
+    deb = PrivateApt(cache / "apt", suite, "arm64").download("busybox-static", cache / "debs")
+    with StagingDir(cache / "guest" / "busybox-deb") as tmp:
+        run(["dpkg-deb", "-x", str(deb), str(tmp)], what=f"dpkg-deb -x {deb.name}")
+    unpacked = cache / "guest" / "busybox-deb"
+    found = [p for p in (unpacked / "usr/bin/busybox", unpacked / "bin/busybox") if p.is_file()]
+    if not found:
+        raise InfraError(f"{deb.name} has no busybox binary in bin/ or usr/bin/")
+    write_atomic(out, found[0].read_bytes())
+    out.chmod(0o755)
+    return out
+
+
+def build_guest_programs(cache: Path) -> Path:
+    """Compile every guest program; returns the folder holding the binaries."""
+    hosttools.require(CROSS_COMPILE + "gcc")
+    sources = list(VMTESTS.glob("*.c")) + list(VMTESTS.glob("*.h"))
+    cc_version = run([CROSS_COMPILE + "gcc", "--version"], what="gcc").stdout.decode()
+    key = sha256_text(sha256_files(sources), cc_version, " ".join(CFLAGS))[:16]
+    final = cache / "guest" / f"bin-{key}"
+    if final.is_dir():
+        return final
+    with StagingDir(final) as tmp:
+        for prog in guest_programs():
+            argv = [CROSS_COMPILE + "gcc", *CFLAGS, f"-I{VMTESTS}", "-o", str(tmp / prog.stem),
+                    str(prog), *(str(VMTESTS / s) for s in LIB_SOURCES)]
+            proc = subprocess.run(argv, capture_output=True, text=True, check=False)
+            if proc.returncode:
+                raise BuildError(f"guest program {prog.name} does not build:\n{proc.stderr}")
+    return final
+
+
+def initramfs(cache: Path, arts: Artifacts) -> Path:
+    """An initramfs for one kernel: common userland plus that kernel's probe."""
+    bb = busybox(cache)
+    progs = build_guest_programs(cache)
+    mounts = "".join(f"{fs.name} {fs.mount_options}\n" for fs in matrix.filesystems().values())
+    key = sha256_text(sha256_files([bb, *progs.iterdir(), arts.probe, ROOTFS / "init"]), mounts)[:16]
+    out = cache / "initramfs" / f"{arts.dir.name}-{key}.cpio"
+    if out.is_file():
+        return out
+    out.parent.mkdir(parents=True, exist_ok=True)
+    mounts_file = out.with_suffix(".mounts")
+    mounts_file.write_text(mounts)
+    # gen_init_cpio (from the kernel's own usr/) makes device nodes without privileges.
+    spec = [
+        "dir /dev 0755 0 0", "nod /dev/console 0600 0 0 c 5 1", "nod /dev/null 0666 0 0 c 1 3",
+        "dir /bin 0755 0 0", "dir /proc 0755 0 0", "dir /sys 0755 0 0", "dir /tmp 1777 0 0",
+        "dir /mnt 0755 0 0", "dir /lib 0755 0 0", "dir /etc 0755 0 0",
+        "dir /ff 0755 0 0",
+        f"file /bin/busybox {bb} 0755 0 0",
+        "slink /bin/sh /bin/busybox 0777 0 0",
+        f"file /init {ROOTFS / 'init'} 0755 0 0",
+        f"file /lib/ffprobe.ko {arts.probe} 0644 0 0",
+        f"file /etc/foliofarm-mounts {mounts_file} 0644 0 0",
+    ]
+    spec += [f"file /ff/{p.name} {p} 0755 0 0" for p in sorted(progs.iterdir())]
+    spec_file = out.with_suffix(".list")
+    spec_file.write_text("\n".join(spec) + "\n")
+    proc = subprocess.run([str(arts.gen_init_cpio), str(spec_file)], capture_output=True,
+                          check=False)
+    if proc.returncode:
+        raise InfraError(f"gen_init_cpio failed: {proc.stderr.decode()}")
+    write_atomic(out, proc.stdout)
+    return out
+
+
+def clean(cache: Path) -> None:
+    shutil.rmtree(cache / "initramfs", ignore_errors=True)

@@ -1,0 +1,235 @@
+"""Analysis of guest mapping dumps: folio orders from /proc/self/pagemap +
+/proc/kpageflags, natural alignment, and PTE_CONT from the page-table probe.
+
+Pure functions over the dump text, so recorded dumps replay on any host. Category
+names follow tools/mm/thpmaps (without its anon-/file- prefix, as in the seeds'
+tables): base-page-<K>kB, thp-aligned-<N>kB, thp-unaligned-<N>kB, thp-partial,
+thp-pmd-aligned-<N>kB, and cont-aligned-<C>kB for blocks that look contpte-mappable
+from the folio data. thpmaps infers "cont" blocks; the probe reads the real bit,
+reported as pte_cont_pct."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+
+KPF_COMPOUND_HEAD = 1 << 15
+KPF_COMPOUND_TAIL = 1 << 16
+KPF_THP = 1 << 22
+MAX_FOLIO_PAGES = 1 << 13
+
+
+class DumpError(ValueError):
+    """The dump is malformed; the message says where."""
+
+
+@dataclass
+class Page:
+    index: int         # page index within the mapping
+    pfn: int
+    flags: int         # kpageflags
+    probe: str         # "-" not present in the probe walk, else p[c][m]
+    probe_pfn: int
+
+
+@dataclass
+class Mapping:
+    label: str
+    start: int
+    npages: int
+    pages: list[Page] = field(default_factory=list)
+
+
+@dataclass
+class Dump:
+    meta: dict[str, str]
+    figures: dict[str, str]
+    mappings: dict[str, Mapping]
+    kpf: dict[int, int]            # pfn -> kpageflags, for mapped pages and folio ends
+
+    @property
+    def page_size(self) -> int:
+        return int(self.meta["page_size"])
+
+
+def _kv(words: list[str], lineno: int) -> dict[str, str]:
+    out = {}
+    for w in words:
+        if "=" not in w:
+            raise DumpError(f"line {lineno}: expected key=value, got {w!r}")
+        k, v = w.split("=", 1)
+        out[k] = v
+    return out
+
+
+def parse_dump(text: str) -> Dump:
+    meta: dict[str, str] = {}
+    figures: dict[str, str] = {}
+    mappings: dict[str, Mapping] = {}
+    kpf: dict[int, int] = {}
+    cur: Mapping | None = None
+    for n, line in enumerate(text.splitlines(), 1):
+        w = line.split()
+        if not w or w[0].startswith("#"):
+            continue
+        try:
+            if w[0] == "meta":
+                meta.update(_kv(w[1:], n))
+            elif w[0] == "figure":
+                figures.update(_kv(w[1:], n))
+            elif w[0] == "map":
+                cur = Mapping(w[1], int(w[2], 16), int(w[3]))
+                mappings[cur.label] = cur
+            elif w[0] == "endmap":
+                cur = None
+            elif w[0] == "P":
+                if cur is None:
+                    raise DumpError(f"line {n}: page line outside a map")
+                page = Page(int(w[1]), int(w[2]), int(w[3], 16), w[4], int(w[5]))
+                cur.pages.append(page)
+                kpf[page.pfn] = page.flags
+            elif w[0] == "K":
+                kpf[int(w[1])] = int(w[2], 16)
+            else:
+                raise DumpError(f"line {n}: unknown record {w[0]!r}")
+        except (IndexError, ValueError) as exc:
+            if isinstance(exc, DumpError):
+                raise
+            raise DumpError(f"line {n}: malformed {line!r}: {exc}") from exc
+    if "page_size" not in meta:
+        raise DumpError("no meta line with page_size: not a foliofarm dump")
+    if cur is not None:
+        raise DumpError(f"map {cur.label!r} has no endmap: the dump was cut short")
+    return Dump(meta, figures, mappings, kpf)
+
+
+def folio_of(pfn: int, kpf: dict[int, int]) -> tuple[int, int] | None:
+    """(head pfn, number of pages) of ``pfn``'s folio, or None if the dump lacks
+    the pages needed to tell."""
+    flags = kpf.get(pfn)
+    if flags is None:
+        return None
+    if not flags & (KPF_COMPOUND_HEAD | KPF_COMPOUND_TAIL):
+        return pfn, 1
+    head = pfn
+    while kpf.get(head, 0) & KPF_COMPOUND_TAIL:
+        head -= 1
+        if pfn - head > MAX_FOLIO_PAGES or head not in kpf:
+            return None
+    if not kpf[head] & KPF_COMPOUND_HEAD:
+        return None
+    nr = 1
+    while kpf.get(head + nr, 0) & KPF_COMPOUND_TAIL:
+        nr += 1
+    return head, nr
+
+
+@dataclass
+class Figures:
+    page_size: int
+    mapped_pages: int
+    categories: dict[str, int]          # category -> mapped pages
+    folio_kb_hist: dict[int, int]       # folio size in kB -> mapped pages
+    aligned_pages_by_kb: dict[int, int]  # folio kB -> mapped pages in naturally aligned folios
+    pte_cont_pages: int
+    pmd_mapped_pages: int
+    probe_mismatches: int
+    unknown_folio_pages: int
+
+    def pct(self, pages: int) -> float:
+        return round(100.0 * pages / self.mapped_pages, 2) if self.mapped_pages else 0.0
+
+    def aligned_pct(self, folio_kb: int) -> float:
+        return self.pct(self.aligned_pages_by_kb.get(folio_kb, 0))
+
+    @property
+    def pte_cont_pct(self) -> float:
+        return self.pct(self.pte_cont_pages)
+
+    @property
+    def pmd_mapped_pct(self) -> float:
+        return self.pct(self.pmd_mapped_pages)
+
+    def category_pct(self) -> dict[str, float]:
+        return {k: self.pct(v) for k, v in self.categories.items()}
+
+
+def analyse(m: Mapping, kpf: dict[int, int], page_size: int, cont_pte_pages: int) -> Figures:
+    kb = page_size // 1024
+    cats: Counter[str] = Counter()
+    hist: Counter[int] = Counter()
+    aligned: Counter[int] = Counter()
+    by_folio: dict[tuple[int, int], list[Page]] = defaultdict(list)
+    unknown = mismatches = cont = pmd = 0
+    for p in m.pages:
+        if p.probe == "-" or p.probe_pfn != p.pfn:
+            mismatches += 1
+        if "c" in p.probe:
+            cont += 1
+        if "m" in p.probe:
+            pmd += 1
+        f = folio_of(p.pfn, kpf)
+        if f is None:
+            unknown += 1
+            cats["unknown"] += 1
+            continue
+        by_folio[f].append(p)
+
+    for (head, nr), pages in by_folio.items():
+        size_kb = nr * kb
+        hist[size_kb] += len(pages)
+        if nr == 1:
+            cats[f"base-page-{kb}kB"] += 1
+            aligned[size_kb] += 1
+            continue
+        # One mapping of the whole folio: every page at the same (index - pfn) offset.
+        offsets = {p.index - (p.pfn - head) for p in pages}
+        if len(pages) < nr or len(offsets) != 1:
+            cats["thp-partial"] += len(pages)
+            continue
+        head_index = offsets.pop()
+        va = m.start + head_index * page_size
+        if all("m" in p.probe for p in pages):
+            cats[f"thp-pmd-aligned-{size_kb}kB"] += nr
+        elif va % (nr * page_size) == 0:
+            cats[f"thp-aligned-{size_kb}kB"] += nr
+            aligned[size_kb] += nr
+        else:
+            cats[f"thp-unaligned-{size_kb}kB"] += nr
+
+    # thpmaps-style inferred contpte blocks: cont_pte_pages pages, VA- and PA-aligned
+    # to the block, all mapped, physically contiguous and inside one folio.
+    by_index = {p.index: p for p in m.pages}
+    cont_kb = cont_pte_pages * kb
+    block = cont_pte_pages
+    first = -(-(m.start // page_size) // block) * block - m.start // page_size
+    inferred = 0
+    for i in range(max(0, first), m.npages - block + 1, block):
+        p0 = by_index.get(i)
+        if p0 is None or p0.pfn % block:
+            continue
+        f0 = folio_of(p0.pfn, kpf)
+        if f0 is None:
+            continue
+        ok = all((q := by_index.get(i + j)) is not None and q.pfn == p0.pfn + j
+                 and folio_of(q.pfn, kpf) == f0 for j in range(block))
+        if ok:
+            inferred += block
+    if inferred:
+        cats[f"cont-aligned-{cont_kb}kB"] = inferred
+    return Figures(page_size, len(m.pages), dict(cats), dict(sorted(hist.items())),
+                   dict(aligned), cont, pmd, mismatches, unknown)
+
+
+def sort_categories(names: list[str]) -> list[str]:
+    """Order rows like the seeds' tables: base pages, aligned by size, unaligned,
+    partial, pmd, then cont rows."""
+    def key(name: str) -> tuple[int, int, str]:
+        import re
+        m = re.search(r"(\d+)kB$", name)
+        size = int(m.group(1)) if m else 0
+        order = ["base-page", "thp-aligned", "thp-unaligned", "thp-partial", "thp-pmd-aligned",
+                 "cont-aligned", "unknown"]
+        group = next((i for i, g in enumerate(order) if name.startswith(g)), len(order))
+        return group, size, name
+    return sorted(names, key=key)

@@ -1,0 +1,140 @@
+"""Kernel sources: ``debian:X.Y`` (Debian's linux-source-X.Y, unpacked once into
+the cache and made a one-commit git repository) or a local kernel tree."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from foliofarm import matrix
+from foliofarm.apt import PrivateApt
+from foliofarm.errors import InfraError, UsageError
+from foliofarm.util import StagingDir, check_free_space, clean_stale_staging, run, sha256_text
+
+GIT_IDENTITY = {
+    "GIT_AUTHOR_NAME": "foliofarm", "GIT_AUTHOR_EMAIL": "foliofarm@localhost",
+    "GIT_COMMITTER_NAME": "foliofarm", "GIT_COMMITTER_EMAIL": "foliofarm@localhost",
+    "GIT_AUTHOR_DATE": "2000-01-01T00:00:00Z", "GIT_COMMITTER_DATE": "2000-01-01T00:00:00Z",
+}
+
+
+@dataclass(frozen=True)
+class KernelSource:
+    spec: str          # what the user asked for: "debian:7.3" or a path
+    tree: Path         # the kernel tree
+    version: str       # "7.3.4" from the Makefile
+    origin: str        # "linux-source-7.3 7.3.4-1~bpo13+1" or the path
+
+    @property
+    def label(self) -> str:
+        """Short kernel label used in cell ids: "7.3"."""
+        return ".".join(self.version.split(".")[:2])
+
+    def state(self) -> str:
+        """Identity of the tree's content: HEAD commit plus any uncommitted change.
+        Artifacts are keyed by it, so a changed tree is never mistaken for a built one."""
+        if (self.tree / ".git").exists():
+            head = _git(self.tree, "rev-parse", "HEAD").strip()
+            dirty = _git(self.tree, "status", "--porcelain", "--untracked-files=no")
+            if dirty:
+                dirty += _git(self.tree, "diff", "HEAD")
+            return head + ("-" + sha256_text(dirty)[:12] if dirty else "")
+        # An unpacked tree without git: only make can tell what changed.
+        return "unversioned-" + sha256_text(str(self.tree))[:12]
+
+    @property
+    def versioned(self) -> bool:
+        return (self.tree / ".git").exists()
+
+
+def _git(tree: Path, *args: str) -> str:
+    return run(["git", "-C", str(tree), *args], what="git").stdout.decode()
+
+
+def makefile_version(tree: Path) -> str:
+    text = (tree / "Makefile").read_text(errors="replace")[:2000]
+    parts = {}
+    for key in ("VERSION", "PATCHLEVEL", "SUBLEVEL"):
+        m = re.search(rf"^{key}\s*=\s*(\d*)", text, re.M)
+        parts[key] = m.group(1) if m and m.group(1) else "0"
+    return f"{parts['VERSION']}.{parts['PATCHLEVEL']}.{parts['SUBLEVEL']}"
+
+
+def valid_specs() -> list[str]:
+    return [f"debian:{v}" for v in matrix.debian_kernels()] + ["PATH (a kernel git tree or unpacked source)"]
+
+
+def validate_spec(spec: str) -> None:
+    """Raise UsageError for a --kernel value that names nothing we can build."""
+    if spec.startswith("debian:"):
+        if spec.split(":", 1)[1] not in matrix.debian_kernels():
+            raise UsageError(f"unknown kernel {spec!r}; valid: {', '.join(valid_specs())}")
+        return
+    path = Path(spec).expanduser()
+    if not path.exists():
+        raise UsageError(f"unknown kernel {spec!r}: not a path; valid: {', '.join(valid_specs())}")
+    if not (path / "Makefile").is_file() or not (path / "arch" / "arm64").is_dir():
+        raise UsageError(f"{path} is not a kernel tree (no Makefile or arch/arm64)")
+
+
+def resolve(spec: str, cache: Path) -> KernelSource:
+    """Turn a --kernel value into a ready source tree, fetching it if needed."""
+    validate_spec(spec)
+    if spec.startswith("debian:"):
+        return _debian(spec.split(":", 1)[1], cache)
+    path = Path(spec).expanduser().resolve()
+    return KernelSource(spec=spec, tree=path, version=makefile_version(path), origin=str(path))
+
+
+def _debian(ver: str, cache: Path) -> KernelSource:
+    package = f"linux-source-{ver}"
+    src_root = cache / "src"
+    clean_stale_staging(src_root)
+    # Reuse an unpacked tree without asking the network: a warm run is offline.
+    ready = sorted(src_root.glob(f"{package}_*/.foliofarm-ready"))
+    if ready:
+        tree_dir = ready[-1].parent
+        deb_version = tree_dir.name.split("_", 1)[1]
+    else:
+        suite = matrix.debian_kernels()[ver]["suite"]
+        apt = PrivateApt(cache / "apt", suite, "all")
+        deb = apt.download(package, cache / "debs")
+        deb_version = deb.name.split("_")[1].replace("%3a", ":")
+        tree_dir = src_root / f"{package}_{deb_version}"
+        check_free_space(src_root, 4, f"unpacking {package}")
+        _unpack(deb, package, tree_dir)
+    tree = tree_dir / "linux"
+    return KernelSource(spec=f"debian:{ver}", tree=tree, version=makefile_version(tree),
+                        origin=f"{package} {deb_version}")
+
+
+def _unpack(deb: Path, package: str, final: Path) -> None:
+    """Unpack the source tarball inside ``deb`` into ``final/linux`` and commit it."""
+    with StagingDir(final) as tmp:
+        inner = f"./usr/src/{package}.tar.xz"
+        # dpkg-deb streams the data tarball; tar picks the kernel tarball out of it.
+        with subprocess.Popen(["dpkg-deb", "--fsys-tarfile", str(deb)],
+                              stdout=subprocess.PIPE) as dpkg:
+            tar = subprocess.run(["tar", "-x", "-C", str(tmp), inner], stdin=dpkg.stdout,
+                                 capture_output=True, check=False)
+        if dpkg.returncode or tar.returncode:
+            raise InfraError(f"cannot extract {inner} from {deb}: {tar.stderr.decode()[-500:]}")
+        tarball = tmp / inner
+        run(["tar", "-xJf", str(tarball), "-C", str(tmp)], what=f"unpack {tarball.name}")
+        tarball.unlink()
+        shutil.rmtree(tmp / "usr", ignore_errors=True)
+        top = [p for p in tmp.iterdir() if p.is_dir()]
+        if len(top) != 1:
+            raise InfraError(f"{deb.name}: expected one top directory, found {top}")
+        top[0].rename(tmp / "linux")
+        tree = tmp / "linux"
+        env = dict(GIT_IDENTITY)
+        run(["git", "-C", str(tree), "init", "-q", "-b", "base"], what="git init")
+        run(["git", "-C", str(tree), "add", "-A", "-f"], env=env, what="git add")
+        run(["git", "-C", str(tree), "commit", "-q", "--no-verify", "-m",
+             f"{package} {final.name.split('_', 1)[1]} as shipped by Debian"], env=env,
+            what="git commit")
+        (tmp / ".foliofarm-ready").write_text(package + "\n")

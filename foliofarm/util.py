@@ -1,0 +1,138 @@
+"""Small helpers: running commands as argument lists, atomic publishing, hashing."""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
+
+from foliofarm.errors import InfraError
+
+
+def run(
+    argv: Sequence[str | os.PathLike[str]],
+    *,
+    cwd: Path | None = None,
+    env: Mapping[str, str] | None = None,
+    log: Path | None = None,
+    what: str = "",
+    input: bytes | None = None,
+) -> subprocess.CompletedProcess[bytes]:
+    """Run ``argv`` (never a shell string). Output goes to ``log`` if given, else is
+    captured. A non-zero exit raises InfraError naming ``what`` and the command."""
+    args = [os.fspath(a) for a in argv]
+    full_env = dict(os.environ, **env) if env else None
+    try:
+        if log is not None:
+            with open(log, "ab") as out:
+                out.write(f"$ {shlex.join(args)}\n".encode())
+                out.flush()
+                proc = subprocess.run(args, cwd=cwd, env=full_env, stdout=out,
+                                      stderr=subprocess.STDOUT, input=input, check=False)
+        else:
+            proc = subprocess.run(args, cwd=cwd, env=full_env, capture_output=True,
+                                  input=input, check=False)
+    except FileNotFoundError as exc:
+        raise InfraError(f"{what or args[0]}: command not found: {args[0]}") from exc
+    if proc.returncode != 0:
+        detail = ""
+        if log is not None:
+            detail = f"\nlast lines of {log}:\n" + tail(log, 15)
+        else:
+            detail = "\n" + (proc.stderr or proc.stdout or b"").decode(errors="replace")[-2000:]
+        raise InfraError(
+            f"{what or args[0]} failed (exit {proc.returncode}): {shlex.join(args)}{detail}")
+    return proc
+
+
+def tail(path: Path, lines: int) -> str:
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            f.seek(max(0, f.tell() - 64 * 1024))
+            return "\n".join(f.read().decode(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return ""
+
+
+def sha256_text(*parts: str | bytes) -> str:
+    h = hashlib.sha256()
+    for p in parts:
+        h.update(p.encode() if isinstance(p, str) else p)
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+def sha256_files(paths: Iterable[Path]) -> str:
+    h = hashlib.sha256()
+    for p in sorted(paths):
+        h.update(p.name.encode() + b"\0" + p.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def write_atomic(path: Path, data: str | bytes) -> None:
+    """Write ``path`` so that a reader sees the old or the new content, never half."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    mode = "wb" if isinstance(data, bytes) else "w"
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, mode) as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_json(path: Path, obj: Any) -> None:
+    write_atomic(path, json.dumps(obj, indent=2, sort_keys=False) + "\n")
+
+
+class StagingDir:
+    """A directory built under a temporary name and renamed into place only when
+    complete: an interrupted producer never leaves a directory a later run trusts."""
+
+    def __init__(self, final: Path) -> None:
+        self.final = final
+        self.tmp = final.with_name(f".{final.name}.tmp-{os.getpid()}")
+
+    def __enter__(self) -> Path:
+        shutil.rmtree(self.tmp, ignore_errors=True)
+        self.tmp.mkdir(parents=True)
+        return self.tmp
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is not None:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+            return
+        shutil.rmtree(self.final, ignore_errors=True)
+        os.rename(self.tmp, self.final)
+
+
+def clean_stale_staging(parent: Path) -> None:
+    """Remove staging directories left by killed runs."""
+    if parent.is_dir():
+        for p in parent.glob(".*.tmp-*"):
+            shutil.rmtree(p, ignore_errors=True)
+
+
+def check_free_space(path: Path, need_gb: float, what: str) -> None:
+    path.mkdir(parents=True, exist_ok=True)
+    free = shutil.disk_usage(path).free / 2**30
+    if free < need_gb:
+        raise InfraError(
+            f"{what} needs about {need_gb:.0f} GiB free in {path}, only {free:.1f} GiB left: "
+            "free some space or point FOLIOFARM_CACHE at a larger disk")
+
+
+def is_enospc(exc: BaseException) -> bool:
+    return isinstance(exc, OSError) and exc.errno == errno.ENOSPC

@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * exec-text: map a file of RET instructions PROT_EXEC with a cold page cache,
+ * call into it at evenly spread offsets (fewer than 100 cold faults), then dump
+ * what backs the mapping: pagemap PFNs, kpageflags and the probe's PTE_CONT bit.
+ * The host decides what the figures mean.
+ *
+ * usage: exec-text FILE FS BLOCKDEV DUMP [TOUCHES]
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ffguest.h"
+
+#define READ_AHEAD_KB 128
+
+typedef void (*stub_fn)(void);
+
+static long faults(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_majflt + ru.ru_minflt;
+}
+
+int main(int argc, char **argv)
+{
+	struct ff_sizes sz;
+	struct stat st;
+	long touches, i, before, after, present, old_ra;
+	size_t stride;
+	char *text;
+	FILE *dump;
+	int fd;
+
+	if (argc < 5) {
+		fprintf(stderr, "usage: %s FILE FS BLOCKDEV DUMP [TOUCHES]\n", argv[0]);
+		return 2;
+	}
+	touches = argc > 5 ? strtol(argv[5], NULL, 0) : 64;
+	ktap_header(1);
+	if (ff_sizes(&sz)) {
+		ktap_result(1, 1, "exec-text", "SKIP no THP sysfs (hpage_pmd_size)");
+		return 0;
+	}
+	old_ra = ff_set_read_ahead_kb(argv[3], READ_AHEAD_KB);
+	ktap_diag("read_ahead_kb %d (was %ld) on %s", READ_AHEAD_KB, old_ra, argv[3]);
+	if (ff_drop_caches())
+		ktap_diag("drop_caches failed: %s", strerror(errno));
+
+	fd = open(argv[1], O_RDONLY);
+	if (fd < 0 || fstat(fd, &st)) {
+		ktap_diag("open %s: %s", argv[1], strerror(errno));
+		ktap_result(0, 1, "exec-text", NULL);
+		return 1;
+	}
+	text = mmap(NULL, st.st_size, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+	if (text == MAP_FAILED) {
+		ktap_diag("mmap: %s", strerror(errno));
+		ktap_result(0, 1, "exec-text", NULL);
+		return 1;
+	}
+	stride = st.st_size / touches;
+	before = faults();
+	for (i = 0; i < touches; i++) {
+		/* the middle of each stride, on an instruction boundary */
+		size_t off = (i * stride + stride / 2) & ~(size_t)3;
+
+		((stub_fn)(text + off))();
+	}
+	after = faults();
+
+	dump = ff_dump_open(argv[4], "exec-text", argv[2], &sz);
+	if (!dump) {
+		ktap_result(0, 1, "exec-text", NULL);
+		return 1;
+	}
+	fprintf(dump, "figure touches=%ld faults=%ld read_ahead_kb=%d file_size=%lld\n",
+		touches, after - before, READ_AHEAD_KB, (long long)st.st_size);
+	present = ff_dump_mapping(dump, "text", text, st.st_size, sz.page);
+	fclose(dump);
+	if (old_ra >= 0)
+		ff_set_read_ahead_kb(argv[3], old_ra);
+	ktap_diag("touches %ld faults %ld present pages %ld", touches, after - before, present);
+	ktap_result(present > 0, 1, "exec-text", NULL);
+	return present > 0 ? 0 : 1;
+}

@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Helpers shared by the foliofarm guest programs: KTAP output, sizes read from
+ * the running kernel (never #defined: they differ between 4K, 16K and 64K), and
+ * the raw dump of a mapping (pagemap, kpageflags, probe) that the host analyses.
+ */
+#ifndef FFGUEST_H
+#define FFGUEST_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+struct ff_sizes {
+	size_t page;   /* sysconf(_SC_PAGESIZE) */
+	size_t pmd;    /* /sys/kernel/mm/transparent_hugepage/hpage_pmd_size */
+};
+
+int ff_sizes(struct ff_sizes *s);
+
+/* KTAP */
+void ktap_header(int ntests);
+void ktap_result(int ok, int num, const char *name, const char *directive_fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+void ktap_diag(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Open a dump file and write its meta line; returns NULL and prints why on failure. */
+FILE *ff_dump_open(const char *path, const char *check, const char *fs,
+		   const struct ff_sizes *s);
+
+/*
+ * Append one mapping to a dump: a "map" line, one "P" line per present page
+ * (index, PFN, kpageflags, probe flags) and "K" lines for the unmapped pages of
+ * the folios it touches, so that the host can tell each folio's order.
+ * Returns the number of present pages, or -1 with errno set.
+ */
+long ff_dump_mapping(FILE *f, const char *label, const void *start, size_t len,
+		     size_t page);
+
+/* Pin a block device's readahead window; returns the old value in kB or -1. */
+long ff_set_read_ahead_kb(const char *dev, long kb);
+
+/* Drop clean page cache so that the next access is cold. */
+int ff_drop_caches(void);
+
+#endif
