@@ -82,7 +82,10 @@ def machine_mirror() -> str:
 class PrivateApt:
     """apt-get/apt-cache against one suite and architecture, state kept in ``root``."""
 
-    def __init__(self, root: Path, suite: str, arch: str = "amd64") -> None:
+    def __init__(self, root: Path, suite: str, arch: str | None = None) -> None:
+        # Architecture-independent packages (linux-source-X.Y) are listed under every
+        # architecture: the host's own serves for them.
+        arch = arch or host_arch()
         if not KEYRING.exists():
             raise InfraError(f"{KEYRING} is missing: install Debian package debian-archive-keyring")
         self.root = root / f"{suite}-{arch}"
@@ -133,7 +136,7 @@ class PrivateApt:
         """Download ``package`` (signature-checked) into ``dest``; return the .deb."""
         dest.mkdir(parents=True, exist_ok=True)
         version = self.version(package)
-        qualified = f"{package}:{self.arch}" if self.arch != "all" else package
+        qualified = f"{package}:{self.arch}"
         for deb in dest.glob(f"{package}_*.deb"):
             if _deb_version(deb) == version:
                 return deb
@@ -143,6 +146,10 @@ class PrivateApt:
         if not debs:
             raise InfraError(f"apt-get download {qualified} left no .deb in {dest}")
         return debs[0]
+
+
+def host_arch() -> str:
+    return run(["dpkg", "--print-architecture"], what="dpkg").stdout.decode().strip()
 
 
 def _deb_version(deb: Path) -> str:

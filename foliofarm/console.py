@@ -19,7 +19,6 @@ import pexpect
 
 from foliofarm import splat
 from foliofarm.errors import GuestError
-from foliofarm.qemu import Machine
 
 READY = "FOLIOFARM-READY"
 
@@ -52,8 +51,8 @@ def normalise(text: str) -> str:
 class GuestSession:
     """Context manager: boots on enter, kills QEMU and closes the log on exit."""
 
-    def __init__(self, machine: Machine, console_log: Path, boot_timeout: float = 300) -> None:
-        self.machine = machine
+    def __init__(self, argv: list[str], console_log: Path, boot_timeout: float = 300) -> None:
+        self.argv = argv
         self.console_log = console_log
         self.boot_timeout = boot_timeout
         self.child: pexpect.spawn | None = None
@@ -66,7 +65,7 @@ class GuestSession:
 
     # -- lifecycle ---------------------------------------------------------------
     def __enter__(self) -> "GuestSession":
-        argv = self.machine.argv()
+        argv = self.argv
         self.console_log.parent.mkdir(parents=True, exist_ok=True)
         self._log = open(self.console_log, "w", encoding="utf-8", errors="replace", buffering=1)
         self._log.write(f"# {' '.join(argv)}\n")

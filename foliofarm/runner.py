@@ -110,7 +110,7 @@ class Run:
         cell_splats: dict[str, list[str]] = {c.id: [] for c in cells}
         self.log(f"booting {page.name} {cells[0].kernel}: console log {log}")
         try:
-            with GuestSession(machine, log, self.opts.boot_timeout) as session:
+            with GuestSession(machine.argv(), log, self.opts.boot_timeout) as session:
                 boot["boot_seconds"] = round(session.boot_seconds, 2)
                 boot["banner"] = session.banner
                 self._verify_guest(session, page)

@@ -100,7 +100,7 @@ def _debian(ver: str, cache: Path) -> KernelSource:
         deb_version = tree_dir.name.split("_", 1)[1]
     else:
         suite = matrix.debian_kernels()[ver]["suite"]
-        apt = PrivateApt(cache / "apt", suite, "all")
+        apt = PrivateApt(cache / "apt", suite)
         deb = apt.download(package, cache / "debs")
         deb_version = deb.name.split("_")[1].replace("%3a", ":")
         tree_dir = src_root / f"{package}_{deb_version}"

@@ -1,0 +1,33 @@
+"""Command-line usage errors: exit 2 and a message listing the valid values."""
+
+import pytest
+
+from foliofarm.cli import main
+
+
+@pytest.mark.parametrize("argv,msg", [
+    (["run", "--kernel", "debian:9.9"], "valid: debian:6.12, debian:7.2, debian:7.3"),
+    (["run", "--kernel", "/nonexistent/tree"], "not a path"),
+    (["run", "--page-sizes", "4k,8k"], "unknown page size 8k; valid: 4k, 16k, 64k"),
+    (["run", "--fs", "btrfs"], "unknown filesystem btrfs; valid: ext4, xfs, erofs"),
+    (["run", "--checks", "nope"], "unknown check nope"),
+    (["run", "--variant", "fast"], "unknown variant fast"),
+])
+def test_usage_errors(argv, msg, capsys):
+    assert main(argv) == 2
+    assert msg in capsys.readouterr().err
+
+
+def test_not_a_kernel_tree(tmp_path, capsys):
+    assert main(["run", "--kernel", str(tmp_path)]) == 2
+    assert "is not a kernel tree" in capsys.readouterr().err
+
+
+def test_bad_option_is_usage_error(capsys):
+    assert main(["run", "--bogus"]) == 2
+
+
+def test_list(capsys):
+    assert main(["list"]) == 0
+    out = capsys.readouterr().out
+    assert "exec-text" in out and "debian:7.3" in out

@@ -1,0 +1,96 @@
+"""Console framing and splat detection, replaying recorded consoles through the
+real session code (a stand-in process prints the log, then acts as the shell)."""
+
+from pathlib import Path
+
+import pytest
+
+from foliofarm import splat
+from foliofarm.console import GuestSession
+from foliofarm.errors import GuestError
+
+CONSOLES = Path(__file__).resolve().parent / "data" / "consoles"
+
+
+def session(tmp_path, log: str, mode: str = "shell", timeout: float = 20) -> GuestSession:
+    return GuestSession(["sh", str(CONSOLES / "replay.sh"), str(CONSOLES / log), mode],
+                        tmp_path / "console.log", boot_timeout=timeout)
+
+
+def test_boot_banner_and_framed_commands(tmp_path):
+    with session(tmp_path, "boot-7.3-4k.log") as g:
+        assert g.banner["page_size"] == "4096"
+        assert g.banner["probe"] == "loaded"
+        assert g.banner["mount:xfs"] == "vdb"
+        res = g.run("echo hello; echo FFEnot-a-marker; printf 'no newline'")
+        assert res.status == 0
+        assert res.output == "hello\nFFEnot-a-marker\nno newline"
+        assert g.run("exit 7 2>/dev/null || false; (exit 7)").status == 7
+        assert g.splats == []
+    # the whole console is on disk, commands included
+    text = (tmp_path / "console.log").read_text()
+    assert "FOLIOFARM-READY" in text and "hello" in text
+
+
+def test_splat_printed_during_a_command_is_attributed_to_it(tmp_path):
+    warning = CONSOLES / "warning-splat.txt"
+    with session(tmp_path, "boot-7.3-4k.log") as g:
+        assert g.run("true").splats == ()
+        res = g.run(f"cat {warning}")
+        assert [s.kind for s in res.splats] == ["warning"]
+        assert "mm/filemap.c" in res.splats[0].excerpt
+        assert g.run("true").splats == ()
+
+
+def test_read_file_checks_md5(tmp_path):
+    f = tmp_path / "dump.txt"
+    f.write_text("P 1 2 3 pc 2\n" * 1000)
+    with session(tmp_path, "boot-7.3-4k.log") as g:
+        assert g.read_file(str(f)) == f.read_text()
+
+
+def test_panic_at_boot_is_a_guest_error_with_excerpt(tmp_path):
+    with pytest.raises(GuestError) as exc:
+        with session(tmp_path, "panic-at-boot.log", mode="exit"):
+            pass
+    assert "kernel panic" in str(exc.value)
+    assert "Kernel panic - not syncing" in exc.value.excerpt
+    assert (tmp_path / "console.log").exists()
+
+
+def test_hung_guest_is_an_error_not_a_hang(tmp_path):
+    with pytest.raises(GuestError, match="hung"):
+        with session(tmp_path, "panic-at-boot.log", mode="hang", timeout=3):
+            pass
+
+
+def test_command_timeout_marks_session_dead(tmp_path):
+    with session(tmp_path, "boot-7.3-4k.log") as g:
+        with pytest.raises(GuestError, match="did not finish within 2s"):
+            g.run("sleep 30", timeout=2)
+        with pytest.raises(GuestError, match="not running"):
+            g.run("true")
+
+
+@pytest.mark.parametrize("line,kind", [
+    ("[   12.3] Kernel panic - not syncing: Attempted to kill init!", "panic"),
+    ("Internal error: Oops: 0000000096000004 [#1] SMP", "oops"),
+    ("BUG: Bad page state in process exec-text  pfn:4a3c0", "bug"),
+    ("kernel BUG at mm/filemap.c:1234!", "bug"),
+    ("WARNING: CPU: 0 PID: 71 at mm/readahead.c:479 page_cache_ra_order+0x2c/0x3a0", "warning"),
+    ("Unable to handle kernel NULL pointer dereference at virtual address 0000000000000008", "fault"),
+    ("INFO: task exec-text:80 blocked for more than 30 seconds.", "hung-task"),
+    ("rcu: INFO: rcu_sched detected stalls on CPUs/tasks:", "rcu-stall"),
+])
+def test_splat_kinds(line, kind):
+    found = splat.scan(f"before\n{line}\nafter\n")
+    assert [s.kind for s in found] == [kind]
+
+
+def test_ordinary_lines_are_not_splats():
+    text = "\n".join([
+        "FOLIOFARM mounted xfs vdb", "ok 1 exec-text", "# touches 64 faults 64",
+        "XFS (vdb): Mounting V5 Filesystem", "EXT4-fs (vda): mounted filesystem r/o",
+        "debug: BUGS_fixed=3", "no WARNINGS here",
+    ])
+    assert splat.scan(text) == []

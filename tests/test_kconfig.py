@@ -1,0 +1,85 @@
+"""Fragment parsing and verification against a tiny fake kernel tree."""
+
+from pathlib import Path
+
+import pytest
+
+from foliofarm import kconfig
+from foliofarm.errors import ConfigError
+from foliofarm.paths import KERNEL_CONFIGS
+
+
+def fake_tree(tmp_path: Path) -> Path:
+    (tmp_path / "fs" / "erofs").mkdir(parents=True)
+    (tmp_path / "Kconfig").write_text("config EXT4_FS\n\ttristate \"ext4\"\n"
+                                      "config MISC_FILESYSTEMS\n\tbool \"misc\"\n")
+    (tmp_path / "fs" / "erofs" / "Kconfig").write_text(
+        "config EROFS_FS\n\ttristate \"EROFS\"\n\tdepends on BLOCK\n\tdepends on MISC_FILESYSTEMS\n"
+        "menuconfig PROC_SYSCTL\n\tbool \"sysctl\"\n")
+    return tmp_path
+
+
+def fragment(tmp_path: Path, text: str) -> Path:
+    p = tmp_path / "frag.config"
+    p.write_text(text)
+    return p
+
+
+def test_parse_fragment_reads_values_and_optional(tmp_path):
+    reqs = kconfig.parse_fragment(fragment(tmp_path, (
+        "# comment\nCONFIG_EXT4_FS=y\n# CONFIG_SWAP is not set\n"
+        "# foliofarm: optional CONFIG_GONE removed in 7.x\nCONFIG_GONE=y\nCONFIG_HZ=250\n")))
+    assert [(r.symbol, r.value, r.optional) for r in reqs] == [
+        ("CONFIG_EXT4_FS", "y", None), ("CONFIG_SWAP", "n", None),
+        ("CONFIG_GONE", "y", "removed in 7.x"), ("CONFIG_HZ", "250", None)]
+
+
+def test_parse_fragment_rejects_garbage(tmp_path):
+    with pytest.raises(ConfigError, match="frag.config:2"):
+        kconfig.parse_fragment(fragment(tmp_path, "CONFIG_A=y\nEXT4=y\n"))
+
+
+def test_optional_for_unset_symbol_is_an_error(tmp_path):
+    with pytest.raises(ConfigError, match="CONFIG_NOPE"):
+        kconfig.parse_fragment(fragment(tmp_path, "# foliofarm: optional CONFIG_NOPE x\n"))
+
+
+def test_verify_names_dropped_symbol_fragment_and_dependency(tmp_path):
+    tree = fake_tree(tmp_path / "tree")
+    reqs = kconfig.parse_fragment(fragment(tmp_path, "CONFIG_EXT4_FS=y\nCONFIG_EROFS_FS=y\n"))
+    final = "CONFIG_EXT4_FS=y\n# CONFIG_EROFS_FS is not set\n"
+    with pytest.raises(ConfigError) as exc:
+        kconfig.verify(final, reqs, tree)
+    msg = str(exc.value)
+    assert "CONFIG_EROFS_FS=y from frag.config" in msg
+    assert "depends on BLOCK && MISC_FILESYSTEMS" in msg
+    assert "CONFIG_EXT4_FS" not in msg
+
+
+def test_verify_unknown_symbol_without_optional_is_an_error(tmp_path):
+    tree = fake_tree(tmp_path / "tree")
+    reqs = kconfig.parse_fragment(fragment(tmp_path, "CONFIG_READ_ONLY_THP_FOR_FS=y\n"))
+    with pytest.raises(ConfigError, match="no such symbol"):
+        kconfig.verify("", reqs, tree)
+
+
+def test_verify_optional_symbol_absent_from_kernel_is_reported_not_fatal(tmp_path):
+    tree = fake_tree(tmp_path / "tree")
+    reqs = kconfig.parse_fragment(fragment(
+        tmp_path, "# foliofarm: optional CONFIG_READ_ONLY_THP_FOR_FS gone in 7.x\n"
+                  "CONFIG_READ_ONLY_THP_FOR_FS=y\n"))
+    v = kconfig.verify("", reqs, tree)
+    assert [r.symbol for r in v.absent_optional] == ["CONFIG_READ_ONLY_THP_FOR_FS"]
+
+
+def test_verify_optional_symbol_present_but_dropped_is_still_an_error(tmp_path):
+    tree = fake_tree(tmp_path / "tree")
+    reqs = kconfig.parse_fragment(fragment(
+        tmp_path, "# foliofarm: optional CONFIG_PROC_SYSCTL gone in 7.x\nCONFIG_PROC_SYSCTL=y\n"))
+    with pytest.raises(ConfigError, match="CONFIG_PROC_SYSCTL"):
+        kconfig.verify("", reqs, tree)
+
+
+def test_project_fragments_parse():
+    for frag in KERNEL_CONFIGS.glob("*.config"):
+        assert kconfig.parse_fragment(frag), frag

@@ -1,0 +1,82 @@
+"""results.json, junit.xml, judging from expectations data, and exit codes."""
+
+import json
+import xml.etree.ElementTree as ET
+
+from foliofarm import checks, matrix
+from foliofarm.checks import Outcome
+from foliofarm.matrix import Cell
+from foliofarm.results import ResultsWriter, exit_code
+
+
+def cell(page="4k", fs="xfs", kernel="7.3") -> Cell:
+    return Cell(matrix.page_sizes()[page], matrix.filesystems()[fs], kernel)
+
+
+def test_results_are_written_as_they_arrive(tmp_path):
+    w = ResultsWriter(tmp_path, ["foliofarm", "run"], run_id="r1")
+    doc = json.loads((tmp_path / "r1" / "results.json").read_text())
+    assert doc["complete"] is False and doc["cells"] == []
+    w.record(cell(), Outcome("exec-text", "pass", "", {"aligned_pct": 100.0}))
+    doc = json.loads((tmp_path / "latest" / "results.json").read_text())
+    c = doc["cells"][0]
+    assert (c["id"], c["page_size"], c["fs"], c["kernel"]) == ("4k-xfs-7.3", "4k", "xfs", "7.3")
+    assert c["checks"] == [{"name": "exec-text", "outcome": "pass", "reason": "",
+                            "metrics": {"aligned_pct": 100.0}}]
+    assert w.finish(True) == 0
+
+
+def test_junit_has_a_suite_per_cell_and_outcomes(tmp_path):
+    w = ResultsWriter(tmp_path, ["foliofarm"], run_id="r2")
+    w.record(cell(), Outcome("exec-text", "fail", "aligned_pct 3.0 (wanted >= 90)"))
+    w.record(cell(fs="ext4"), Outcome("exec-text", "xfail", "no exec_folio_order"))
+    w.record(cell(fs="erofs"), Outcome("exec-text", "error", "guest hung"), excerpt="INFO: task")
+    w.finish(True)
+    root = ET.parse(tmp_path / "r2" / "junit.xml").getroot()
+    suites = {s.get("name"): s for s in root}
+    assert suites["4k-xfs-7.3"].get("failures") == "1"
+    assert suites["4k-ext4-7.3"].find("testcase/skipped") is not None
+    assert suites["4k-erofs-7.3"].find("testcase/error").text == "INFO: task"
+
+
+def test_exit_codes():
+    def doc(*outcomes, complete=True, errors=()):
+        return {"complete": complete, "errors": list(errors),
+                "cells": [{"checks": [{"outcome": o} for o in outcomes]}]}
+    assert exit_code(doc("pass", "xfail", "skip", "xpass")) == 0
+    assert exit_code(doc("pass", "fail")) == 1
+    assert exit_code(doc("fail", "error")) == 3
+    assert exit_code(doc("pass", complete=False)) == 3
+    assert exit_code(doc("pass", errors=[{"stage": "setup"}])) == 3
+
+
+def test_judge_uses_expectations_data():
+    good = {"aligned_pct": 100.0, "pte_cont_pct": 100.0, "faults": 64}
+    assert checks.judge("exec-text", good, "7.3", "4k", "xfs").outcome == "pass"
+    bad = dict(good, pte_cont_pct=0.0)
+    out = checks.judge("exec-text", bad, "7.3", "4k", "xfs")
+    assert out.outcome == "fail" and "pte_cont_pct 0.0 (wanted >= 90)" in out.reason
+    # 16K: a 64K folio is smaller than the 2M contpte block: any PTE_CONT is wrong
+    out = checks.judge("exec-text", good, "7.3", "16k", "ext4")
+    assert out.outcome == "fail" and "pte_cont_pct" in out.reason
+    # too many faults puts the check in mmap_miss territory
+    out = checks.judge("exec-text", dict(good, faults=150), "7.3", "4k", "xfs")
+    assert out.outcome == "fail" and "faults" in out.reason
+
+
+def test_xfail_and_xpass_on_6_12():
+    bad = {"aligned_pct": 2.0, "pte_cont_pct": 0.0, "faults": 64}
+    out = checks.judge("exec-text", bad, "6.12", "4k", "xfs")
+    assert out.outcome == "xfail" and "exec_folio_order" in out.reason
+    good = {"aligned_pct": 100.0, "pte_cont_pct": 100.0, "faults": 64}
+    assert checks.judge("exec-text", good, "6.12", "4k", "xfs").outcome == "xpass"
+
+
+def test_missing_metric_is_a_failure_not_a_pass():
+    out = checks.judge("exec-text", {"aligned_pct": 100.0}, "7.3", "4k", "xfs")
+    assert out.outcome == "fail" and "pte_cont_pct missing" in out.reason
+
+
+def test_evaluate_rejects_garbage_dump():
+    chk = checks.catalogue()["exec-text"]
+    assert checks.evaluate(chk, "not a dump", "7.3", "4k", "xfs").outcome == "error"
