@@ -9,6 +9,7 @@ GuestError with the console excerpt, never a hang of the farm."""
 from __future__ import annotations
 
 import hashlib
+import re
 import secrets
 import time
 from dataclasses import dataclass
@@ -44,8 +45,13 @@ class CommandResult:
     splats: tuple[splat.Splat, ...]
 
 
+CRLF = re.compile(r"\r+\n")
+
+
 def normalise(text: str) -> str:
-    return text.replace("\r\n", "\n").replace("\r", "\n")
+    """Console text with plain newlines: the guest tty and the host pty each turn
+    \n into \r\n, so lines arrive as \r\r\n."""
+    return CRLF.sub("\n", text).replace("\r", "\n")
 
 
 class GuestSession:
@@ -137,7 +143,7 @@ class GuestSession:
         state = states[idx]
         if state == "found":
             if regex_newline:   # consume the rest of the marker line
-                self.child.expect(r"\r?\n", timeout=max(1.0, deadline.remaining()))
+                self.child.expect(r"\r*\n", timeout=max(1.0, deadline.remaining()))
             return
         self.dead = True
         self._take_splats()
@@ -150,7 +156,7 @@ class GuestSession:
 
     def _expect_status(self, deadline: Deadline, what: str) -> None:
         assert self.child is not None
-        idx = self.child.expect([r"(\d+)\r?\n", pexpect.EOF, pexpect.TIMEOUT],
+        idx = self.child.expect([r"(\d+)\r*\n", pexpect.EOF, pexpect.TIMEOUT],
                                 timeout=max(1.0, deadline.remaining()))
         if idx != 0:
             self.dead = True

@@ -28,7 +28,7 @@ class Splat:
 
 def scan(text: str, context: int = 20) -> list[Splat]:
     """Every splat in ``text``, with the console lines that follow it."""
-    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    lines = re.sub(r"\r+\n", "\n", text).replace("\r", "\n").split("\n")
     out: list[Splat] = []
     skip_until = -1
     for i, line in enumerate(lines):
