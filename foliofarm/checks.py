@@ -112,7 +112,8 @@ def judge(check: str, metrics: dict[str, Any], kernel: str, page: str, fs: str) 
 
 # -- metrics from dumps -----------------------------------------------------------
 
-def exec_text_metrics(dump: smaps.Dump, check: Check, row: dict[str, Any] | None) -> dict[str, Any]:
+def mapping_metrics(dump: smaps.Dump, check: Check, row: dict[str, Any] | None) -> dict[str, Any]:
+    """Folio-size distribution, natural alignment and PTE_CONT of the check's mapping."""
     page = next(p for p in matrix.page_sizes().values() if p.bytes == dump.page_size)
     label = check.options.get("mapping", "text")
     if label not in dump.mappings:
@@ -122,6 +123,7 @@ def exec_text_metrics(dump: smaps.Dump, check: Check, row: dict[str, Any] | None
     return {
         "mapped_pages": f.mapped_pages,
         "folio_kb_hist": {str(k): v for k, v in f.folio_kb_hist.items()},
+        "max_folio_kb": max(f.folio_kb_hist, default=0),
         "categories_pct": {k: f.category_pct()[k] for k in smaps.sort_categories(list(f.categories))},
         "folio_kb": folio_kb,
         "aligned_pct": f.aligned_pct(folio_kb),
@@ -129,14 +131,73 @@ def exec_text_metrics(dump: smaps.Dump, check: Check, row: dict[str, Any] | None
         "pmd_mapped_pct": f.pmd_mapped_pct,
         "probe_mismatches": f.probe_mismatches,
         "unknown_folio_pages": f.unknown_folio_pages,
-        "touches": int(dump.figures.get("touches", 0)),
-        "faults": int(dump.figures.get("faults", 0)),
-        "read_ahead_kb": int(dump.figures.get("read_ahead_kb", 0)),
     }
+
+
+def trace_orders(dump: smaps.Dump) -> dict[str, int]:
+    """Folio orders the page cache added, from mm_filemap_add_to_page_cache."""
+    orders: dict[str, int] = {}
+    for ev in smaps.parse_trace([t for _, t in dump.trace]):
+        if ev["event"] == "mm_filemap_add_to_page_cache" and "order" in ev:
+            orders[ev["order"]] = orders.get(ev["order"], 0) + 1
+    return dict(sorted(orders.items(), key=lambda kv: int(kv[0])))
+
+
+def force_thp_metrics(dump: smaps.Dump, check: Check, row: dict[str, Any] | None) -> dict[str, Any]:
+    out = mapping_metrics(dump, check, row)
+    brought = [n for _, n in dump.series.get("brought", [])]
+    if not brought:
+        raise smaps.DumpError("dump has no per-touch 'brought' records")
+    out["touches"] = len(brought)
+    out["brought_kb_per_touch"] = [n * dump.page_size // 1024 for n in brought]
+    out["min_brought_kb"] = min(out["brought_kb_per_touch"])
+    out["trace_add_orders"] = trace_orders(dump)
+    return out
+
+
+def anon_mthp_metrics(dump: smaps.Dump, check: Check, row: dict[str, Any] | None) -> dict[str, Any]:
+    out = mapping_metrics(dump, check, row)
+    out["mthp_kb"] = int(dump.figures["mthp_kb"])
+    out["anon_fault_alloc"] = int(dump.figures["anon_fault_alloc"])
+    out["anon_fault_fallback"] = int(dump.figures["anon_fault_fallback"])
+    return out
+
+
+def exec_text_metrics(dump: smaps.Dump, check: Check, row: dict[str, Any] | None) -> dict[str, Any]:
+    out = mapping_metrics(dump, check, row)
+    out.update(touches=int(dump.figures.get("touches", 0)), faults=int(dump.figures.get("faults", 0)),
+               read_ahead_kb=int(dump.figures.get("read_ahead_kb", 0)))
+    return out
+
+
+def mmap_miss_metrics(dump: smaps.Dump, check: Check, row: dict[str, Any] | None) -> dict[str, Any]:
+    """Touches that got readahead, per mapping, and the mmap_miss the tracepoints saw."""
+    out: dict[str, Any] = {"touches": int(dump.figures["touches"]),
+                           "read_ahead_kb": int(dump.figures.get("read_ahead_kb", 0))}
+    for label in ("exec", "control"):
+        series = dump.series.get(label)
+        if not series or len(series) != out["touches"]:
+            raise smaps.DumpError(f"dump has {len(series or [])} {label} touches, "
+                                  f"expected {out['touches']}")
+        with_ra = [i for i, resident in series if resident > 1]
+        without = [i for i, resident in series if resident <= 1]
+        out[f"{label}_ra_touches"] = len(with_ra)
+        out[f"{label}_ra_pct"] = round(100.0 * len(with_ra) / len(series), 2)
+        out[f"{label}_first_without_ra"] = without[0] if without else None
+        out[f"{label}_last_with_ra"] = with_ra[-1] if with_ra else None
+        # mmap_miss as the readahead tracepoints saw it (7.x; 6.12 lacks the field)
+        events = smaps.parse_trace([t for lab, t in dump.trace if lab == label])
+        misses = [int(e["mmap_miss"]) for e in events if "mmap_miss" in e]
+        out[f"{label}_trace_events"] = len(events)
+        out[f"{label}_max_mmap_miss"] = max(misses) if misses else None
+    return out
 
 
 METRICS: dict[str, Callable[[smaps.Dump, Check, dict[str, Any] | None], dict[str, Any]]] = {
     "exec-text": exec_text_metrics,
+    "mmap-miss": mmap_miss_metrics,
+    "force-thp-ra": force_thp_metrics,
+    "anon-mthp": anon_mthp_metrics,
 }
 
 
@@ -151,6 +212,6 @@ def evaluate(check: Check, dump_text: str, kernel: str, page: str, fs: str) -> O
     if metrics.get("probe_mismatches"):
         return Outcome(check.name, "error", f"the probe and pagemap disagree on "
                        f"{metrics['probe_mismatches']} pages: measurement not trusted", metrics)
-    if metrics.get("mapped_pages") == 0:
+    if "mapped_pages" in metrics and metrics["mapped_pages"] == 0:
         return Outcome(check.name, "error", "nothing mapped: the guest program touched no page", metrics)
     return judge(check.name, metrics, kernel, page, fs)

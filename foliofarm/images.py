@@ -31,6 +31,8 @@ class Payload:
 # The files every image carries; checks refer to them by name.
 PAYLOADS = (
     Payload("stubs.bin", 32 * MiB, "ret"),
+    # mmap-miss: 400 touches a 1MB stride apart, each beyond the last readahead window
+    Payload("big.bin", 448 * MiB, "pattern"),
 )
 
 

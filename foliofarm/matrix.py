@@ -18,6 +18,7 @@ class PageSize:
     bytes: int         # 4096
     fragment: str      # Kconfig fragment file name
     cont_pte_pages: int
+    anon_mthp_kb: int  # the anon mTHP size whose folios fill one contpte block
 
     @property
     def kb(self) -> int:

@@ -26,6 +26,10 @@ from foliofarm.results import ResultsWriter
 SUMMARY = {
     "exec-text": (("aligned_pct", "aligned {}%"), ("pte_cont_pct", "cont {}%"),
                   ("folio_kb_hist", "{}")),
+    "mmap-miss": (("exec_ra_touches", "exec {}"), ("control_ra_touches", "ctrl {}")),
+    "force-thp-ra": (("folio_kb_hist", "{}"), ("pte_cont_pct", "cont {}%"),
+                     ("pmd_mapped_pct", "pmd {}%")),
+    "anon-mthp": (("folio_kb_hist", "{}"), ("pte_cont_pct", "cont {}%")),
 }
 
 
@@ -155,7 +159,8 @@ class Run:
         if not dev or dev == "FAILED":
             return Outcome(chk.name, "error", f"{cell.fs.name} is not mounted in the guest"), []
         dump = f"/tmp/out/{chk.name}-{cell.fs.name}.dump"
-        fmt = {"mnt": f"/mnt/{cell.fs.name}", "fs": cell.fs.name, "dev": dev, "dump": dump}
+        fmt = {"mnt": f"/mnt/{cell.fs.name}", "fs": cell.fs.name, "dev": dev, "dump": dump,
+               "anon_mthp_kb": cell.page.anon_mthp_kb}
         argv = [f"/ff/{chk.program}", *(a.format(**fmt) for a in chk.args)]
         res = g.run(shlex.join(argv), timeout=chk.timeout)
         (cdir / f"{chk.name}.ktap").write_text(res.output)

@@ -10,6 +10,7 @@ reported as pte_cont_pct."""
 
 from __future__ import annotations
 
+import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
@@ -46,6 +47,8 @@ class Dump:
     figures: dict[str, str]
     mappings: dict[str, Mapping]
     kpf: dict[int, int]            # pfn -> kpageflags, for mapped pages and folio ends
+    series: dict[str, list[tuple[int, int]]] = field(default_factory=dict)  # label -> (i, value)
+    trace: list[tuple[str, str]] = field(default_factory=list)  # (label, line as the kernel printed it)
 
     @property
     def page_size(self) -> int:
@@ -67,10 +70,17 @@ def parse_dump(text: str) -> Dump:
     figures: dict[str, str] = {}
     mappings: dict[str, Mapping] = {}
     kpf: dict[int, int] = {}
+    series: dict[str, list[tuple[int, int]]] = {}
+    trace: list[tuple[str, str]] = []
     cur: Mapping | None = None
     for n, line in enumerate(text.splitlines(), 1):
         w = line.split()
         if not w or w[0].startswith("#"):
+            continue
+        if w[0] == "T":
+            if len(w) < 3:
+                raise DumpError(f"line {n}: trace record without label and text")
+            trace.append((w[1], line.split(None, 2)[2]))
             continue
         try:
             if w[0] == "meta":
@@ -90,6 +100,8 @@ def parse_dump(text: str) -> Dump:
                 kpf[page.pfn] = page.flags
             elif w[0] == "K":
                 kpf[int(w[1])] = int(w[2], 16)
+            elif w[0] == "R":
+                series.setdefault(w[1], []).append((int(w[2]), int(w[3])))
             else:
                 raise DumpError(f"line {n}: unknown record {w[0]!r}")
         except (IndexError, ValueError) as exc:
@@ -100,7 +112,7 @@ def parse_dump(text: str) -> Dump:
         raise DumpError("no meta line with page_size: not a foliofarm dump")
     if cur is not None:
         raise DumpError(f"map {cur.label!r} has no endmap: the dump was cut short")
-    return Dump(meta, figures, mappings, kpf)
+    return Dump(meta, figures, mappings, kpf, series, trace)
 
 
 def folio_of(pfn: int, kpf: dict[int, int]) -> tuple[int, int] | None:
@@ -225,7 +237,6 @@ def sort_categories(names: list[str]) -> list[str]:
     """Order rows like the seeds' tables: base pages, aligned by size, unaligned,
     partial, pmd, then cont rows."""
     def key(name: str) -> tuple[int, int, str]:
-        import re
         m = re.search(r"(\d+)kB$", name)
         size = int(m.group(1)) if m else 0
         order = ["base-page", "thp-aligned", "thp-unaligned", "thp-partial", "thp-pmd-aligned",
@@ -233,3 +244,20 @@ def sort_categories(names: list[str]) -> list[str]:
         group = next((i for i, g in enumerate(order) if name.startswith(g)), len(order))
         return group, size, name
     return sorted(names, key=key)
+
+
+TRACE_FIELD = re.compile(r"\b(\w+)=(-?\w+)")
+TRACE_EVENT = re.compile(r"\s(\w+):\s")
+
+
+def parse_trace(lines: list[str]) -> list[dict[str, str]]:
+    """Tracepoint lines -> [{"event": name, field: value, ...}]."""
+    out = []
+    for line in lines:
+        m = TRACE_EVENT.search(line)
+        if not m:
+            continue
+        ev = {"event": m.group(1)}
+        ev.update(TRACE_FIELD.findall(line[m.end():]))
+        out.append(ev)
+    return out

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "ffguest.h"
@@ -221,4 +222,87 @@ int ff_drop_caches(void)
 	ret = write(fd, "3\n", 2) == 2 ? 0 : -1;
 	close(fd);
 	return ret;
+}
+
+#define TRACEFS "/sys/kernel/tracing"
+
+static int write_str(const char *path, const char *val)
+{
+	int fd = open(path, O_WRONLY | O_TRUNC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = write(fd, val, strlen(val));
+	close(fd);
+	return n == (ssize_t)strlen(val) ? 0 : -1;
+}
+
+static int trace_enable(const char *const *events, const char *val)
+{
+	char path[256];
+	int n = 0;
+
+	for (; *events; events++) {
+		snprintf(path, sizeof(path), TRACEFS "/events/%s/enable", *events);
+		if (!write_str(path, val))
+			n++;
+	}
+	return n;
+}
+
+int ff_trace_start(const char *const *events)
+{
+	write_str(TRACEFS "/tracing_on", "0\n");
+	write_str(TRACEFS "/trace", "");
+	write_str(TRACEFS "/buffer_size_kb", "8192\n");
+	if (!trace_enable(events, "1\n"))
+		return 0;
+	write_str(TRACEFS "/tracing_on", "1\n");
+	return 1;
+}
+
+long ff_trace_stop(FILE *dump, const char *label, const char *const *events,
+		   unsigned long ino)
+{
+	char line[1024], needle[64], needle2[64];
+	long kept = 0;
+	FILE *t;
+
+	write_str(TRACEFS "/tracing_on", "0\n");
+	trace_enable(events, "0\n");
+	t = fopen(TRACEFS "/trace", "r");
+	if (!t)
+		return -1;
+	/* readahead events print "ino=%llx", the filemap ones "ino %llx" */
+	snprintf(needle, sizeof(needle), "ino=%lx ", ino);
+	snprintf(needle2, sizeof(needle2), "ino %lx ", ino);
+	while (fgets(line, sizeof(line), t)) {
+		if (line[0] == '#' ||
+		    (ino && !strstr(line, needle) && !strstr(line, needle2)))
+			continue;
+		fprintf(dump, "T %s %s", label, line);
+		kept++;
+	}
+	fclose(t);
+	write_str(TRACEFS "/trace", "");
+	return kept;
+}
+
+long ff_resident_pages(const void *addr, size_t len, size_t page)
+{
+	size_t n = (len + page - 1) / page, i;
+	unsigned char *vec = malloc(n);
+	long count = 0;
+
+	if (!vec)
+		return -1;
+	if (mincore((void *)addr, len, vec)) {
+		free(vec);
+		return -1;
+	}
+	for (i = 0; i < n; i++)
+		count += vec[i] & 1;
+	free(vec);
+	return count;
 }

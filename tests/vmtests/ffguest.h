@@ -43,4 +43,17 @@ long ff_set_read_ahead_kb(const char *dev, long kb);
 /* Drop clean page cache so that the next access is cold. */
 int ff_drop_caches(void);
 
+/*
+ * Tracepoints: enable the named events ("readahead/page_cache_sync_ra", ...) that
+ * this kernel has, with an empty buffer. Returns how many were enabled.
+ */
+int ff_trace_start(const char *const *events);
+/* Disable them and append the buffer to the dump as "T <label> <line>" records,
+ * keeping only lines about inode @ino (0 keeps all). Returns lines kept. */
+long ff_trace_stop(FILE *dump, const char *label, const char *const *events,
+		   unsigned long ino);
+
+/* Number of resident pages in [addr, addr + len) by mincore(). */
+long ff_resident_pages(const void *addr, size_t len, size_t page);
+
 #endif

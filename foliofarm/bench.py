@@ -1,0 +1,138 @@
+"""make bench: how long the farm takes, as ratios against the work it wraps.
+
+- warm re-run of the full matrix with nothing changed (target: under 60 s, no build);
+- per kernel: the farm's build time (recorded when it was built, cold) beside the
+  time of a raw `make` of the same config and tree; with --cold the raw make is
+  timed now, in a fresh O= directory without ccache, and the farm's cold build
+  in a fresh cache;
+- per kernel: the farm's warm path (artifact lookup) beside a raw no-op `make`
+  in its build directory: the farm's overhead when nothing changed;
+- boot-to-ready time per page size.
+
+Results go to RESULTS/bench.json and a table on the terminal."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from foliofarm import matrix, source
+from foliofarm.build import Builder
+from foliofarm.paths import ROOT, cache_dir
+from foliofarm.util import write_json
+
+WARM_TARGET_S = 60.0
+
+
+def timed_run(args: list[str], env: dict[str, str] | None = None) -> tuple[float, int, dict]:
+    results = Path(tempfile.mkdtemp(prefix="ffbench-"))
+    t0 = time.monotonic()
+    proc = subprocess.run([sys.executable, "-m", "foliofarm", "run", "--results", str(results), *args],
+                          env=dict(os.environ, **(env or {})), stdout=subprocess.DEVNULL,
+                          stderr=subprocess.DEVNULL, check=False)
+    seconds = time.monotonic() - t0
+    doc = json.loads((results / "latest" / "results.json").read_text())
+    return seconds, proc.returncode, doc
+
+
+def raw_make(builder: Builder, src: source.KernelSource, bdir: Path, use_ccache: bool) -> float:
+    env = dict(os.environ, ARCH="arm64", CROSS_COMPILE="aarch64-linux-gnu-")
+    argv = builder.make_argv(src, bdir, "Image", "modules")
+    if not use_ccache:
+        argv = [a if not a.startswith("CC=") else "CC=aarch64-linux-gnu-gcc" for a in argv]
+    t0 = time.monotonic()
+    subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+    return time.monotonic() - t0
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="foliofarm-bench", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--kernel", default=matrix.defaults()["kernel"])
+    ap.add_argument("--results", type=Path, default=ROOT / "results" / "bench")
+    ap.add_argument("--cold", action="store_true",
+                    help="also time a cold run in a fresh cache and raw cold makes (slow: "
+                         "three kernel builds twice)")
+    args = ap.parse_args(argv)
+    ui = Console()
+    report: dict = {"kernel": args.kernel, "machine": {"cpus": os.cpu_count()}}
+
+    # Make sure the matrix is built, then time a warm re-run with nothing changed.
+    ui.log("priming: one full run so that everything is cached")
+    prime_s, prime_rc, prime = timed_run(["--kernel", args.kernel])
+    report["prime_run"] = {"seconds": round(prime_s, 1), "exit": prime_rc,
+                           "built": [k["page_size"] for k in prime["kernels"] if k["built_now"]]}
+    ui.log("warm re-run of the full matrix")
+    warm_s, warm_rc, warm = timed_run(["--kernel", args.kernel])
+    rebuilt = [k["page_size"] for k in warm["kernels"] if k["built_now"]]
+    report["warm_run"] = {"seconds": round(warm_s, 1), "exit": warm_rc, "rebuilt": rebuilt,
+                          "target_seconds": WARM_TARGET_S,
+                          "ratio_to_target": round(warm_s / WARM_TARGET_S, 2)}
+    report["boot_to_ready"] = {b["page_size"]: b.get("boot_seconds") for b in warm["boots"]}
+
+    # Per kernel: farm vs raw make.
+    cache = cache_dir()
+    src = source.resolve(args.kernel, cache)
+    builder = Builder(cache)
+    kernels = []
+    for k in warm["kernels"]:
+        meta = json.loads((Path(k["artifacts"]) / "build.json").read_text())
+        bdir = Path(meta["build_dir"])
+        t0 = time.monotonic()
+        builder.build(src, matrix.page_sizes()[k["page_size"]], meta["variant"])
+        farm_warm = time.monotonic() - t0
+        raw_noop = raw_make(builder, src, bdir, use_ccache=True)
+        entry = {"page_size": k["page_size"], "farm_cold_build_s": meta.get("seconds"),
+                 "farm_warm_s": round(farm_warm, 2), "raw_noop_make_s": round(raw_noop, 1),
+                 "warm_ratio": round(farm_warm / raw_noop, 3)}
+        if args.cold:
+            with tempfile.TemporaryDirectory(prefix="ffraw-") as tmp:
+                shutil.copy2(bdir / ".config", Path(tmp) / ".config")
+                raw = raw_make(builder, src, Path(tmp), use_ccache=False)
+            entry["raw_cold_make_s"] = round(raw, 1)
+            entry["cold_overhead_ratio"] = round((meta.get("seconds") or 0) / raw, 3)
+        kernels.append(entry)
+    report["kernels"] = kernels
+
+    if args.cold:
+        with tempfile.TemporaryDirectory(prefix="ffcold-") as tmp:
+            ui.log("cold run in a fresh cache")
+            cold_s, cold_rc, _ = timed_run(["--kernel", args.kernel], env={"FOLIOFARM_CACHE": tmp})
+        report["cold_run"] = {"seconds": round(cold_s, 1), "exit": cold_rc,
+                              "ratio_warm_to_cold": round(warm_s / cold_s, 4)}
+
+    args.results.mkdir(parents=True, exist_ok=True)
+    write_json(args.results / "bench.json", report)
+    t = Table(title="foliofarm bench")
+    t.add_column("measure")
+    t.add_column("value")
+    t.add_row("warm full-matrix re-run", f"{warm_s:.1f} s (target {WARM_TARGET_S:.0f} s, "
+              f"ratio {warm_s / WARM_TARGET_S:.2f}); rebuilt: {rebuilt or 'nothing'}")
+    for p, s in report["boot_to_ready"].items():
+        t.add_row(f"boot to ready {p}", f"{s} s")
+    for k in kernels:
+        t.add_row(f"kernel {k['page_size']}",
+                  f"farm cold build {k['farm_cold_build_s']} s; farm warm {k['farm_warm_s']} s vs raw "
+                  f"no-op make {k['raw_noop_make_s']} s (ratio {k['warm_ratio']})"
+                  + (f"; raw cold make {k['raw_cold_make_s']} s (overhead ratio "
+                     f"{k['cold_overhead_ratio']})" if "raw_cold_make_s" in k else ""))
+    if "cold_run" in report:
+        c = report["cold_run"]
+        t.add_row("cold full-matrix run", f"{c['seconds']} s (warm/cold {c['ratio_warm_to_cold']})")
+    ui.print(t)
+    ui.log(f"written {args.results / 'bench.json'}")
+    return 0 if warm_rc == 0 and not rebuilt else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
