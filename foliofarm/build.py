@@ -115,8 +115,10 @@ class Builder:
             if (art_dir / "build.json").is_file() and all((art_dir / f).is_file() for f in ARTIFACT_FILES):
                 return Artifacts(art_dir, source, page, variant, built=False)
 
+        # Keyed by where the tree is, not what it holds: a series applied to it
+        # rebuilds incrementally in the same directory.
         bdir = (self.cache / "build" /
-                f"{source.label}-{page.name}-{variant}-{sha256_text(str(source.tree))[:8]}-{config_key}-{tc_key}")
+                f"{source.xy}-{page.name}-{variant}-{sha256_text(str(source.tree))[:8]}-{config_key}-{tc_key}")
         check_free_space(bdir.parent, 3, f"building {source.label} {page.name}")
         bdir.mkdir(parents=True, exist_ok=True)
         logf = bdir / "foliofarm-build.log"

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from foliofarm import checks, matrix, source
+from foliofarm import checks, matrix, series, source
 from foliofarm.errors import FarmError
 from foliofarm.paths import ROOT
 
@@ -31,6 +31,9 @@ def parser() -> argparse.ArgumentParser:
                      help=f"comma-separated, of {', '.join(checks.catalogue())} (default all)")
     run.add_argument("--variant", default="default",
                      help=f"kernel config variant, of {', '.join(matrix.variants())}")
+    run.add_argument("--series", type=Path, default=None,
+                     help="a patch file or a directory of patches to apply with git am to the "
+                          "kernel tree before building (cells are then named X.Y+series)")
     run.add_argument("--results", type=Path, default=ROOT / "results",
                      help="results folder; each run writes RESULTS/<run-id>/ and RESULTS/latest")
     run.add_argument("--accel", choices=("auto", "tcg", "kvm"), default="auto",
@@ -69,11 +72,14 @@ def main(argv: list[str] | None = None) -> int:
             checks=checks.select(args.checks),
             results=args.results.resolve(),
             variant=matrix.select_variant(args.variant),
+            series=args.series.resolve() if args.series else None,
             accel=args.accel,
             boot_timeout=args.boot_timeout,
             command=["foliofarm", *argv],
         )
         source.validate_spec(args.kernel)
+        if opts.series is not None:
+            series.patch_files(opts.series)   # a missing or empty series is a usage error now
         return Run(opts).execute()
     except FarmError as exc:
         print(f"foliofarm: {exc}", file=sys.stderr)

@@ -12,7 +12,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from foliofarm import checks, hosttools, images, matrix, rootfs, source
+from foliofarm import checks, hosttools, images, matrix, rootfs, series, source
 from foliofarm.build import Artifacts, Builder
 from foliofarm.checks import Check, Outcome
 from foliofarm.console import GuestSession
@@ -41,6 +41,7 @@ class RunOptions:
     checks: list[Check]
     results: Path
     variant: str = "default"
+    series: Path | None = None
     accel: str = "auto"
     boot_timeout: float = 300
     command: list[str] = field(default_factory=list)
@@ -52,6 +53,7 @@ class Run:
         self.ui = console or Console(stderr=True)
         self.cache = cache_dir()
         self.writer: ResultsWriter | None = None
+        self.kernel_xy = ""     # "X.Y" of the kernel under test, for expectations
 
     def log(self, msg: str) -> None:
         self.ui.log(msg)
@@ -69,8 +71,15 @@ class Run:
             with self.ui.status("making disk images"):
                 disks = {fs.name: images.image(self.cache, fs.name) for fs in o.filesystems}
             builder = Builder(self.cache, log=self.log)
-            for page in o.page_sizes:
-                complete &= self._page_size(builder, src, page, disks)
+            self.kernel_xy = src.xy
+            if o.series is not None:
+                with series.applied(src, o.series) as patched:
+                    self.log(f"applied {o.series} to {src.origin}")
+                    for page in o.page_sizes:
+                        complete &= self._page_size(builder, patched, page, disks)
+            else:
+                for page in o.page_sizes:
+                    complete &= self._page_size(builder, src, page, disks)
         except FarmError as exc:
             w.add("errors", {"stage": "setup", "message": str(exc)})
             self.ui.print(f"[red]error:[/red] {exc}")
@@ -87,7 +96,7 @@ class Run:
         label = src.label + ("" if self.opts.variant == "default" else f"-{self.opts.variant}")
         cells = [Cell(page, fs, label) for fs in self.opts.filesystems]
         try:
-            with self.ui.status(f"building {src.label} {page.name} (make Image modules)"):
+            with self.ui.status(f"building {label} {page.name} (make Image modules)"):
                 arts = builder.build(src, page, self.opts.variant)
             meta = arts.meta()
             w.add("kernels", {"page_size": page.name, "kernel": label, "artifacts": str(arts.dir),
@@ -173,7 +182,7 @@ class Run:
             return Outcome(chk.name, "skip", ktap["skip"]), splats
         text = g.read_file(dump)
         (cdir / f"{chk.name}.dump").write_text(text)
-        outcome = checks.evaluate(chk, text, cell.kernel.split("-")[0], cell.page.name, cell.fs.name)
+        outcome = checks.evaluate(chk, text, self.kernel_xy, cell.page.name, cell.fs.name)
         outcome.metrics["guest_seconds"] = round(res.seconds, 2)
         return outcome, splats
 

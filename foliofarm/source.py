@@ -27,11 +27,17 @@ class KernelSource:
     tree: Path         # the kernel tree
     version: str       # "7.3.4" from the Makefile
     origin: str        # "linux-source-7.3 7.3.4-1~bpo13+1" or the path
+    tag: str = ""      # "series" when a series is applied
+
+    @property
+    def xy(self) -> str:
+        """"X.Y" of the kernel version: what expectations are keyed by."""
+        return ".".join(self.version.split(".")[:2])
 
     @property
     def label(self) -> str:
-        """Short kernel label used in cell ids: "7.3"."""
-        return ".".join(self.version.split(".")[:2])
+        """Kernel label used in cell ids: "7.3", or "7.3+series"."""
+        return self.xy + (f"+{self.tag}" if self.tag else "")
 
     def state(self) -> str:
         """Identity of the tree's content: HEAD commit plus any uncommitted change.
