@@ -134,10 +134,11 @@ def mapping_metrics(dump: smaps.Dump, check: Check, row: dict[str, Any] | None) 
     }
 
 
-def trace_orders(dump: smaps.Dump) -> dict[str, int]:
-    """Folio orders the page cache added, from mm_filemap_add_to_page_cache."""
+def trace_orders(dump: smaps.Dump, label: str | None = None) -> dict[str, int]:
+    """Folio orders the page cache added (mm_filemap_add_to_page_cache), for the
+    trace records of pass ``label`` or all of them."""
     orders: dict[str, int] = {}
-    for ev in smaps.parse_trace([t for _, t in dump.trace]):
+    for ev in smaps.parse_trace([t for lab, t in dump.trace if label in (None, lab)]):
         if ev["event"] == "mm_filemap_add_to_page_cache" and "order" in ev:
             orders[ev["order"]] = orders.get(ev["order"], 0) + 1
     return dict(sorted(orders.items(), key=lambda kv: int(kv[0])))
@@ -193,11 +194,38 @@ def mmap_miss_metrics(dump: smaps.Dump, check: Check, row: dict[str, Any] | None
     return out
 
 
+SPARSE_PASSES = ("plain", "plain_nofa", "huge", "huge_nofa")
+
+
+def sparse_read_metrics(dump: smaps.Dump, check: Check, row: dict[str, Any] | None) -> dict[str, Any]:
+    """Per pass: regions that got readahead, the first that did not (the mmap_miss
+    boundary), pages resident per region, and the folio orders added."""
+    kb = dump.page_size // 1024
+    out: dict[str, Any] = {"region_kb": int(dump.figures["region_kb"]),
+                           "read_ahead_kb": int(dump.figures.get("read_ahead_kb", 0)),
+                           "fault_around_default": int(dump.figures["fault_around_default"])}
+    for label in SPARSE_PASSES:
+        series = dump.series.get(label)
+        if not series:
+            raise smaps.DumpError(f"dump has no {label!r} pass")
+        ra = [r for _, r in series if r > 1]
+        out[f"{label}_regions"] = len(series)
+        out[f"{label}_ra_regions"] = len(ra)
+        out[f"{label}_first_without_ra"] = next((i for i, r in series if r <= 1), None)
+        out[f"{label}_resident_kb_per_ra_region"] = round(sum(ra) * kb / len(ra)) if ra else 0
+        out[f"{label}_fault_around_bytes"] = int(dump.figures[f"{label}_fault_around_bytes"])
+        orders = trace_orders(dump, label)
+        out[f"{label}_add_orders"] = orders
+        out[f"{label}_max_order"] = max((int(o) for o in orders), default=None)
+    return out
+
+
 METRICS: dict[str, Callable[[smaps.Dump, Check, dict[str, Any] | None], dict[str, Any]]] = {
     "exec-text": exec_text_metrics,
     "mmap-miss": mmap_miss_metrics,
     "force-thp-ra": force_thp_metrics,
     "anon-mthp": anon_mthp_metrics,
+    "sparse-read": sparse_read_metrics,
 }
 
 

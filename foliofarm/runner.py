@@ -30,6 +30,8 @@ SUMMARY = {
     "force-thp-ra": (("folio_kb_hist", "{}"), ("pte_cont_pct", "cont {}%"),
                      ("pmd_mapped_pct", "pmd {}%")),
     "anon-mthp": (("folio_kb_hist", "{}"), ("pte_cont_pct", "cont {}%")),
+    "sparse-read": (("plain_first_without_ra", "stop@{}"), ("huge_first_without_ra", "huge stop@{}"),
+                    ("huge_max_order", "huge order {}")),
 }
 
 
