@@ -167,7 +167,8 @@ def anon_mthp_metrics(dump: smaps.Dump, check: Check, row: dict[str, Any] | None
 def exec_text_metrics(dump: smaps.Dump, check: Check, row: dict[str, Any] | None) -> dict[str, Any]:
     out = mapping_metrics(dump, check, row)
     out.update(touches=int(dump.figures.get("touches", 0)), faults=int(dump.figures.get("faults", 0)),
-               read_ahead_kb=int(dump.figures.get("read_ahead_kb", 0)))
+               read_ahead_kb=int(dump.figures.get("read_ahead_kb", 0)),
+               trace_add_orders=trace_orders(dump))
     return out
 
 

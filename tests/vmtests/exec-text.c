@@ -22,6 +22,12 @@
 
 typedef void (*stub_fn)(void);
 
+static const char *const events[] = {
+	"readahead/page_cache_ra_order",
+	"filemap/mm_filemap_add_to_page_cache",
+	NULL,
+};
+
 static long faults(void)
 {
 	struct rusage ru;
@@ -68,6 +74,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	stride = st.st_size / touches;
+	ff_trace_start(events);
 	before = faults();
 	for (i = 0; i < touches; i++) {
 		/* the middle of each stride, on an instruction boundary */
@@ -84,6 +91,7 @@ int main(int argc, char **argv)
 	}
 	fprintf(dump, "figure touches=%ld faults=%ld read_ahead_kb=%d file_size=%lld\n",
 		touches, after - before, READ_AHEAD_KB, (long long)st.st_size);
+	ff_trace_stop(dump, "text", events, (unsigned long)st.st_ino);
 	present = ff_dump_mapping(dump, "text", text, st.st_size, sz.page);
 	fclose(dump);
 	if (old_ra >= 0)
