@@ -77,6 +77,27 @@ class Builder:
         self.log = log
         self.toolchain = toolchain_id()
 
+    def artifact_dir(self, source: KernelSource, page: matrix.PageSize, variant: str) -> Path | None:
+        """Where the artifacts of this (tree content, config, toolchain, probe) live;
+        None for a tree without git, whose content only make can judge."""
+        if not source.versioned:
+            return None
+        config_key = sha256_files(fragments(page, variant))[:16]
+        probe_key = sha256_files([VMTESTS / n for n in PROBE_SOURCES])[:8]
+        tc_key = sha256_text(self.toolchain)[:8]
+        state = sha256_text(source.state())[:16]
+        return (self.cache / "artifacts" /
+                f"{source.label}-{page.name}-{variant}-{state}-{config_key}-{tc_key}-{probe_key}")
+
+    @staticmethod
+    def _complete(art_dir: Path) -> bool:
+        return (art_dir / "build.json").is_file() and all((art_dir / f).is_file() for f in ARTIFACT_FILES)
+
+    def is_cached(self, source: KernelSource, page: matrix.PageSize, variant: str = "default") -> bool:
+        """True if building this would not run make."""
+        art_dir = self.artifact_dir(source, page, variant)
+        return art_dir is not None and self._complete(art_dir)
+
     def make_env(self) -> dict[str, str]:
         env = {
             "ARCH": "arm64",
@@ -104,16 +125,11 @@ class Builder:
         if missing:
             raise InfraError(f"missing Kconfig fragment(s): {', '.join(map(str, missing))}")
         config_key = sha256_files(frags)[:16]
-        probe_key = sha256_files([VMTESTS / n for n in PROBE_SOURCES])[:8]
         tc_key = sha256_text(self.toolchain)[:8]
-        art_root = self.cache / "artifacts"
-        clean_stale_staging(art_root)
-        art_dir = None
-        if source.versioned:
-            state = sha256_text(source.state())[:16]
-            art_dir = art_root / f"{source.label}-{page.name}-{variant}-{state}-{config_key}-{tc_key}-{probe_key}"
-            if (art_dir / "build.json").is_file() and all((art_dir / f).is_file() for f in ARTIFACT_FILES):
-                return Artifacts(art_dir, source, page, variant, built=False)
+        clean_stale_staging(self.cache / "artifacts")
+        art_dir = self.artifact_dir(source, page, variant)
+        if art_dir is not None and self._complete(art_dir):
+            return Artifacts(art_dir, source, page, variant, built=False)
 
         # Keyed by where the tree is, not what it holds: a series applied to it
         # rebuilds incrementally in the same directory.
@@ -155,7 +171,7 @@ class Builder:
         write_json(bdir / "foliofarm-build.json", meta)
 
         if art_dir is None:   # unversioned tree: key the artifact by what was built
-            art_dir = art_root / (f"{source.label}-{page.name}-{variant}-"
+            art_dir = self.cache / "artifacts" / (f"{source.label}-{page.name}-{variant}-"
                                   f"{sha256_files([bdir / 'arch/arm64/boot/Image'])[:16]}")
         with StagingDir(art_dir) as tmp:
             shutil.copy2(bdir / "arch/arm64/boot/Image", tmp / "Image")

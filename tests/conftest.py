@@ -1,4 +1,6 @@
+import os
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -7,8 +9,39 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 DATA = Path(__file__).resolve().parent / "data"
+STARTED = time.monotonic()
+
+# CI gives a cold `make test` 90 minutes; keep a margin for set-up and reporting.
+BUDGET_S = float(os.environ.get("FOLIOFARM_TEST_BUDGET_S", 80 * 60))
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "budget: runs only if the build it needs is cached or "
+                                       "fits in what is left of the test time budget")
+
+
+def pytest_collection_modifyitems(config, items):
+    """Unit tests first, then integration tests, then the budget-gated ones."""
+    def rank(item):
+        if item.get_closest_marker("budget"):
+            return 2
+        return 1 if item.get_closest_marker("integration") else 0
+    items.sort(key=rank)
 
 
 @pytest.fixture
 def data_dir() -> Path:
     return DATA
+
+
+@pytest.fixture
+def budget():
+    """Call budget(needs_s, what) to skip, with the reason, when a test's cold cost
+    does not fit in what is left of the run's time budget."""
+    def check(needs_s: float, what: str) -> None:
+        left = BUDGET_S - (time.monotonic() - STARTED)
+        if needs_s > left:
+            pytest.skip(f"{what} needs about {needs_s / 60:.0f} min cold; {max(0, left) / 60:.0f} min "
+                        f"of the {BUDGET_S / 60:.0f} min test budget left (FOLIOFARM_TEST_BUDGET_S); "
+                        "run `make run ARGS='--kernel debian:6.12'` once to cache it")
+    return check
