@@ -172,6 +172,20 @@ def exec_text_metrics(dump: smaps.Dump, check: Check, row: dict[str, Any] | None
     return out
 
 
+def elf_text_metrics(dump: smaps.Dump, check: Check, row: dict[str, Any] | None) -> dict[str, Any]:
+    """exec-text's figures for a real executable's text, plus its p_align and the
+    size of the folio under the first text page (the loader read() that one)."""
+    out = mapping_metrics(dump, check, row)
+    m = dump.mappings[check.options.get("mapping", "text")]
+    first = min(m.pages, key=lambda p: p.index, default=None)
+    folio = smaps.folio_of(first.pfn, dump.kpf) if first else None
+    out.update(touches=int(dump.figures["touches"]), faults=int(dump.figures["faults"]),
+               p_align=int(dump.figures["p_align"]),
+               text_vaddr=dump.figures["text_vaddr"],
+               first_folio_kb=folio[1] * dump.page_size // 1024 if folio else None)
+    return out
+
+
 def mmap_miss_metrics(dump: smaps.Dump, check: Check, row: dict[str, Any] | None) -> dict[str, Any]:
     """Touches that got readahead, per mapping, and the mmap_miss the tracepoints saw."""
     out: dict[str, Any] = {"touches": int(dump.figures["touches"]),
@@ -227,6 +241,8 @@ METRICS: dict[str, Callable[[smaps.Dump, Check, dict[str, Any] | None], dict[str
     "force-thp-ra": force_thp_metrics,
     "anon-mthp": anon_mthp_metrics,
     "sparse-read": sparse_read_metrics,
+    "elf-text": elf_text_metrics,
+    "elf-text-2m": elf_text_metrics,
 }
 
 

@@ -7,12 +7,16 @@ same image serves 4K, 16K and 64K kernels."""
 from __future__ import annotations
 
 import struct
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
 from foliofarm import hosttools
-from foliofarm.errors import InfraError
-from foliofarm.util import StagingDir, check_free_space, run, sha256_text
+from foliofarm.build import CROSS_COMPILE
+from foliofarm.errors import BuildError, InfraError
+from foliofarm.paths import VMTESTS
+from foliofarm.rootfs import CFLAGS
+from foliofarm.util import StagingDir, check_free_space, run, sha256_files, sha256_text
 
 BLOCK_SIZE = 4096
 MiB = 1 << 20
@@ -24,8 +28,13 @@ RET = struct.pack("<I", 0xD65F03C0)
 @dataclass(frozen=True)
 class Payload:
     name: str
-    size: int
-    kind: str          # "ret" | "pattern"
+    size: int          # bytes, for generated data files
+    kind: str          # "ret" | "pattern" | "elf"
+    max_page_size: int = 0   # elf: -z max-page-size, 0 for the linker's default
+
+    @property
+    def mode(self) -> int:
+        return 0o755 if self.kind == "elf" else 0o644
 
 
 # The files every image carries; checks refer to them by name.
@@ -33,7 +42,11 @@ PAYLOADS = (
     Payload("stubs.bin", 32 * MiB, "ret"),
     # mmap-miss: 400 touches a 1MB stride apart, each beyond the last readahead window
     Payload("big.bin", 448 * MiB, "pattern"),
+    # elf-text: a real executable with a 16MB text segment, default and 2M p_align
+    Payload("elf-text", 0, "elf"),
+    Payload("elf-text-2m", 0, "elf", max_page_size=2 * MiB),
 )
+ELF_SOURCES = ("payload/elf-text.c", "payload/bigtext.S", "ffguest.c")
 
 
 
@@ -43,7 +56,7 @@ def image_size(fs: str) -> int:
     mkfs.xfs in xfsprogs 6.1 corrupts an image when a protofile payload must span an
     allocation-group boundary, so XFS gets two AGs (its minimum) each larger than the
     largest payload, and never less than the 300MB mkfs.xfs requires."""
-    total = sum(p.size for p in PAYLOADS)
+    total = sum(p.size for p in PAYLOADS) + 64 * MiB   # executables: ~20MB each
     largest = max(p.size for p in PAYLOADS)
     if fs == "xfs":
         return max(320 * MiB, 2 * (largest + 64 * MiB), total + 128 * MiB)
@@ -53,18 +66,37 @@ FS_TOOLS = {"ext4": ("mkfs.ext4", "e2fsck"), "xfs": ("mkfs.xfs", "xfs_repair"),
 
 
 def payload_dir(cache: Path) -> Path:
-    key = sha256_text(*(f"{p.name}:{p.size}:{p.kind}" for p in PAYLOADS))[:12]
+    """The files every image carries, made once: data files and farm-built executables."""
+    hosttools.require(CROSS_COMPILE + "gcc")
+    elf_key = sha256_text(sha256_files([VMTESTS / s for s in ELF_SOURCES] + [VMTESTS / "ffguest.h",
+                                                                           VMTESTS / "ffprobe.h"]),
+                          run([CROSS_COMPILE + "gcc", "--version"], what="gcc").stdout.decode(),
+                          " ".join(CFLAGS))
+    key = sha256_text(elf_key, *(f"{p.name}:{p.size}:{p.kind}:{p.max_page_size}" for p in PAYLOADS))[:12]
     final = cache / "payload" / key
     if final.is_dir():
         return final
     check_free_space(final.parent, 1, "test payloads")
     with StagingDir(final) as tmp:
         for p in PAYLOADS:
-            with open(tmp / p.name, "wb") as f:
-                chunk = (RET * (MiB // 4)) if p.kind == "ret" else bytes(range(256)) * (MiB // 256)
-                for _ in range(p.size // MiB):
-                    f.write(chunk)
+            if p.kind == "elf":
+                _build_elf(tmp / p.name, p.max_page_size)
+            else:
+                with open(tmp / p.name, "wb") as f:
+                    chunk = (RET * (MiB // 4)) if p.kind == "ret" else bytes(range(256)) * (MiB // 256)
+                    for _ in range(p.size // MiB):
+                        f.write(chunk)
+            (tmp / p.name).chmod(p.mode)
     return final
+
+
+def _build_elf(out: Path, max_page_size: int) -> None:
+    ldflags = [f"-Wl,-z,max-page-size={max_page_size:#x}"] if max_page_size else []
+    proc = subprocess.run([CROSS_COMPILE + "gcc", *CFLAGS, f"-I{VMTESTS}", *ldflags, "-o", str(out),
+                           *(str(VMTESTS / s) for s in ELF_SOURCES)],
+                          capture_output=True, text=True, check=False)
+    if proc.returncode:
+        raise BuildError(f"the elf-text payload does not build:\n{proc.stderr}")
 
 
 def tool_versions() -> str:
@@ -105,7 +137,7 @@ def _make_xfs(img: Path, payload: Path, log: Path) -> None:
         f.truncate(image_size("xfs"))
     # Protofile: boot-image line, block/inode counts, root dir, one line per file, '$'.
     lines = ["/dev/null", "0 0", "d--755 0 0"]
-    lines += [f"{p.name} ---644 0 0 {payload / p.name}" for p in PAYLOADS]
+    lines += [f"{p.name} ---{p.mode:o} 0 0 {payload / p.name}" for p in PAYLOADS]
     lines.append("$")
     proto = img.with_suffix(".proto")
     proto.write_text("\n".join(lines) + "\n")

@@ -30,6 +30,10 @@ SUMMARY = {
     "force-thp-ra": (("folio_kb_hist", "{}"), ("pte_cont_pct", "cont {}%"),
                      ("pmd_mapped_pct", "pmd {}%")),
     "anon-mthp": (("folio_kb_hist", "{}"), ("pte_cont_pct", "cont {}%")),
+    "elf-text": (("aligned_pct", "aligned {}%"), ("pte_cont_pct", "cont {}%"),
+                 ("first_folio_kb", "first {}K")),
+    "elf-text-2m": (("aligned_pct", "aligned {}%"), ("pte_cont_pct", "cont {}%"),
+                    ("first_folio_kb", "first {}K")),
     "sparse-read": (("plain_first_without_ra", "stop@{}"), ("huge_first_without_ra", "huge stop@{}"),
                     ("huge_max_order", "huge order {}")),
 }
@@ -172,8 +176,13 @@ class Run:
         dump = f"/tmp/out/{chk.name}-{cell.fs.name}.dump"
         fmt = {"mnt": f"/mnt/{cell.fs.name}", "fs": cell.fs.name, "dev": dev, "dump": dump,
                "anon_mthp_kb": cell.page.anon_mthp_kb}
-        argv = [f"/ff/{chk.program}", *(a.format(**fmt) for a in chk.args)]
-        res = g.run(shlex.join(argv), timeout=chk.timeout)
+        # a program with a path runs from the filesystem under test, others from the initramfs
+        program = chk.program.format(**fmt) if "/" in chk.program else f"/ff/{chk.program}"
+        for line in chk.options.get("setup", []):
+            pre = g.run(line.format(**fmt), timeout=60)
+            if pre.status != 0:
+                return Outcome(chk.name, "error", f"setup {line!r} exited {pre.status}: {pre.output[-300:]}"), []
+        res = g.run(shlex.join([program, *(a.format(**fmt) for a in chk.args)]), timeout=chk.timeout)
         (cdir / f"{chk.name}.ktap").write_text(res.output)
         splats = [s.line for s in res.splats]
         ktap = parse_ktap(res.output)

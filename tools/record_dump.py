@@ -26,10 +26,11 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("dump", type=Path)
     ap.add_argument("kernel", help='kernel "X.Y" the dump came from')
+    ap.add_argument("--check", help="the check, if not the one the dump names")
     args = ap.parse_args()
     d = smaps.parse_dump(args.dump.read_text())
     page = next(p.name for p in matrix.page_sizes().values() if p.bytes == d.page_size)
-    check, fs = d.meta["check"], d.meta["fs"]
+    check, fs = args.check or d.meta["check"], d.meta["fs"]
     fs = fs if fs in matrix.filesystems() else "xfs"   # anon checks run in every cell
     out = ROOT / "tests" / "data" / "dumps" / f"{page}-{fs}-{args.kernel}.{check}.dump"
     if args.dump.resolve() != out.resolve():
