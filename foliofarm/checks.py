@@ -186,6 +186,29 @@ def elf_text_metrics(dump: smaps.Dump, check: Check, row: dict[str, Any] | None)
     return out
 
 
+def file_collapse_metrics(dump: smaps.Dump, check: Check, row: dict[str, Any] | None) -> dict[str, Any]:
+    """MADV_COLLAPSE's result, FilePmdMapped and the probe's PMD mappings, before
+    and after the file is opened for write."""
+    page = next(p for p in matrix.page_sizes().values() if p.bytes == dump.page_size)
+    f = dump.figures
+    out: dict[str, Any] = {
+        "map_kb": int(f["map_bytes"]) // 1024,
+        "collapse_errno": int(f["collapse_errno"]),
+        "file_pmd_mapped_kb": int(f["file_pmd_mapped_kb"]),
+        "write_opened": int(f["write_opened"]),
+    }
+    for label, key in (("collapsed", "pmd_mapped_pct"), ("after_write_open", "pmd_mapped_pct_after_write_open")):
+        if label in dump.mappings:
+            fig = smaps.analyse(dump.mappings[label], dump.kpf, dump.page_size, page.cont_pte_pages)
+            out[key] = fig.pmd_mapped_pct
+            if label == "collapsed":
+                out["folio_kb_hist"] = {str(k): v for k, v in fig.folio_kb_hist.items()}
+                out["probe_mismatches"] = fig.probe_mismatches
+    if out["write_opened"]:
+        out["file_pmd_mapped_kb_after_write_open"] = int(f["file_pmd_mapped_kb_after_write_open"])
+    return out
+
+
 def mmap_miss_metrics(dump: smaps.Dump, check: Check, row: dict[str, Any] | None) -> dict[str, Any]:
     """Touches that got readahead, per mapping, and the mmap_miss the tracepoints saw."""
     out: dict[str, Any] = {"touches": int(dump.figures["touches"]),
@@ -242,6 +265,7 @@ METRICS: dict[str, Callable[[smaps.Dump, Check, dict[str, Any] | None], dict[str
     "anon-mthp": anon_mthp_metrics,
     "sparse-read": sparse_read_metrics,
     "elf-text": elf_text_metrics,
+    "file-collapse": file_collapse_metrics,
     "elf-text-2m": elf_text_metrics,
 }
 

@@ -29,6 +29,7 @@ class PageSize:
 class Filesystem:
     name: str
     mount_options: str
+    rw_mount_options: str = ""   # empty: the filesystem is never mounted writable
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,8 @@ QEMU = "qemu-system-aarch64"
 class Machine:
     kernel: Path
     initrd: Path
-    disks: dict[str, Path] = field(default_factory=dict)   # serial (fs name) -> image
+    disks: dict[str, Path] = field(default_factory=dict)   # serial -> image, read-only
+    scratch: dict[str, Path] = field(default_factory=dict)  # serial -> image, writes discarded
     memory_mb: int = 2048
     cpus: int = 1
     accel: str = "auto"
@@ -51,5 +52,10 @@ class Machine:
         for serial, img in self.disks.items():
             # readonly=on: the guest can never change an image other cells share.
             argv += ["-drive", f"if=none,id={serial},file={img},format=raw,readonly=on",
+                     "-device", f"virtio-blk-pci,drive={serial},serial={serial}"]
+        for serial, img in self.scratch.items():
+            # snapshot=on: writable for the guest, but writes land in a temporary
+            # overlay that QEMU discards; the image itself is only read.
+            argv += ["-drive", f"if=none,id={serial},file={img},format=raw,snapshot=on",
                      "-device", f"virtio-blk-pci,drive={serial},serial={serial}"]
         return argv

@@ -68,7 +68,10 @@ def initramfs(cache: Path, arts: Artifacts) -> Path:
     """An initramfs for one kernel: common userland plus that kernel's probe."""
     bb = busybox(cache)
     progs = build_guest_programs(cache)
-    mounts = "".join(f"{fs.name} {fs.mount_options}\n" for fs in matrix.filesystems().values())
+    # serial, filesystem type, mount options: one line per attachment the guest may see
+    mounts = "".join(f"{fs.name} {fs.name} {fs.mount_options}\n" +
+                     (f"{fs.name}-rw {fs.name} {fs.rw_mount_options}\n" if fs.rw_mount_options else "")
+                     for fs in matrix.filesystems().values())
     key = sha256_text(sha256_files([bb, *progs.iterdir(), arts.probe, ROOTFS / "init"]), mounts)[:16]
     out = cache / "initramfs" / f"{arts.dir.name}-{key}.cpio"
     if out.is_file():

@@ -34,6 +34,9 @@ SUMMARY = {
                  ("first_folio_kb", "first {}K")),
     "elf-text-2m": (("aligned_pct", "aligned {}%"), ("pte_cont_pct", "cont {}%"),
                     ("first_folio_kb", "first {}K")),
+    "file-collapse": (("file_pmd_mapped_kb", "pmd {}K"),
+                      ("file_pmd_mapped_kb_after_write_open", "after write-open {}K"),
+                      ("collapse_errno", "errno {}")),
     "sparse-read": (("plain_first_without_ra", "stop@{}"), ("huge_first_without_ra", "huge stop@{}"),
                     ("huge_max_order", "huge order {}")),
 }
@@ -121,7 +124,10 @@ class Run:
         w = self.writer
         page = cells[0].page
         machine = Machine(kernel=arts.image, initrd=initrd,
-                          disks={c.fs.name: disks[c.fs.name] for c in cells}, accel=self.opts.accel)
+                          disks={c.fs.name: disks[c.fs.name] for c in cells},
+                          scratch={f"{c.fs.name}-rw": disks[c.fs.name] for c in cells
+                                   if c.fs.rw_mount_options},
+                          accel=self.opts.accel)
         log = w.dir / "boots" / f"{page.name}-{cells[0].kernel}.console.log"
         boot = {"page_size": page.name, "kernel": cells[0].kernel, "console_log": str(log),
                 "qemu": shlex.join(machine.argv())}
@@ -175,7 +181,10 @@ class Run:
             return Outcome(chk.name, "error", f"{cell.fs.name} is not mounted in the guest"), []
         dump = f"/tmp/out/{chk.name}-{cell.fs.name}.dump"
         fmt = {"mnt": f"/mnt/{cell.fs.name}", "fs": cell.fs.name, "dev": dev, "dump": dump,
-               "anon_mthp_kb": cell.page.anon_mthp_kb}
+               "anon_mthp_kb": cell.page.anon_mthp_kb,
+               # the stub file on the writable attachment, "-" where there is none (erofs)
+               "wfile": (f"/mnt/{cell.fs.name}-rw/stubs.bin"
+                         if g.banner.get(f"mount:{cell.fs.name}-rw", "FAILED") != "FAILED" else "-")}
         # a program with a path runs from the filesystem under test, others from the initramfs
         program = chk.program.format(**fmt) if "/" in chk.program else f"/ff/{chk.program}"
         for line in chk.options.get("setup", []):
