@@ -7,7 +7,8 @@
   in a fresh cache;
 - per kernel: the farm's warm path (artifact lookup) beside a raw no-op `make`
   in its build directory: the farm's overhead when nothing changed;
-- boot-to-ready time per page size.
+- boot-to-ready time per page size;
+- each check's guest time per page size.
 
 Results go to RESULTS/bench.json and a table on the terminal."""
 
@@ -79,6 +80,15 @@ def main(argv: list[str] | None = None) -> int:
                           "target_seconds": WARM_TARGET_S,
                           "ratio_to_target": round(warm_s / WARM_TARGET_S, 2)}
     report["boot_to_ready"] = {b["page_size"]: b.get("boot_seconds") for b in warm["boots"]}
+    # guest time of each check per page size (mean over the filesystems)
+    per_check: dict[str, dict[str, list[float]]] = {}
+    for cell in warm["cells"]:
+        for c in cell["checks"]:
+            if "guest_seconds" in c["metrics"]:
+                per_check.setdefault(c["name"], {}).setdefault(cell["page_size"], []).append(
+                    c["metrics"]["guest_seconds"])
+    report["check_seconds"] = {name: {p: round(sum(v) / len(v), 2) for p, v in pages.items()}
+                               for name, pages in per_check.items()}
 
     # Per kernel: farm vs raw make.
     cache = cache_dir()
@@ -120,6 +130,8 @@ def main(argv: list[str] | None = None) -> int:
               f"ratio {warm_s / WARM_TARGET_S:.2f}); rebuilt: {rebuilt or 'nothing'}")
     for p, s in report["boot_to_ready"].items():
         t.add_row(f"boot to ready {p}", f"{s} s")
+    for name, pages in report["check_seconds"].items():
+        t.add_row(f"check {name}", ", ".join(f"{p}: {s} s" for p, s in pages.items()))
     for k in kernels:
         t.add_row(f"kernel {k['page_size']}",
                   f"farm cold build {k['farm_cold_build_s']} s; farm warm {k['farm_warm_s']} s vs raw "

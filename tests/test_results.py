@@ -80,3 +80,16 @@ def test_missing_metric_is_a_failure_not_a_pass():
 def test_evaluate_rejects_garbage_dump():
     chk = checks.catalogue()["exec-text"]
     assert checks.evaluate(chk, "not a dump", "7.3", "4k", "xfs").outcome == "error"
+
+
+def test_ktap_parsing_and_console_outcome():
+    from foliofarm.runner import console_outcome, parse_ktap
+    k = parse_ktap("KTAP version 1\n1..1\n# read_ahead_kb 128\nok 1 exec-text\n")
+    assert k["results"] == [(True, "exec-text", "")] and not k.get("not_ok")
+    k = parse_ktap("KTAP version 1\n1..1\nok 1 anon-mthp # SKIP no /sys/x\n")
+    assert k["skip"] == "no /sys/x"
+    k = parse_ktap("KTAP version 1\n1..1\n# mmap: Invalid argument\nnot ok 1 exec-text\n")
+    assert k["not_ok"] and k["diag"] == ["mmap: Invalid argument"]
+    assert console_outcome([]).outcome == "pass"
+    out = console_outcome(["WARNING: CPU: 0 PID: 1 at mm/filemap.c:1 x"])
+    assert out.outcome == "fail" and "mm/filemap.c" in out.reason
