@@ -236,8 +236,9 @@ SPARSE_PASSES = ("plain", "plain_nofa", "huge", "huge_nofa")
 
 
 def sparse_read_metrics(dump: smaps.Dump, check: Check, row: dict[str, Any] | None) -> dict[str, Any]:
-    """Per pass: regions that got readahead, the first that did not (the mmap_miss
-    boundary), pages resident per region, and the folio orders added."""
+    """Per pass: regions whose read brought in more than the faulting page (got
+    readahead), the first that did not (the mmap_miss boundary), the memory each
+    read brought in, and the folio orders added."""
     kb = dump.page_size // 1024
     out: dict[str, Any] = {"region_kb": int(dump.figures["region_kb"]),
                            "read_ahead_kb": int(dump.figures.get("read_ahead_kb", 0)),
@@ -250,7 +251,7 @@ def sparse_read_metrics(dump: smaps.Dump, check: Check, row: dict[str, Any] | No
         out[f"{label}_regions"] = len(series)
         out[f"{label}_ra_regions"] = len(ra)
         out[f"{label}_first_without_ra"] = next((i for i, r in series if r <= 1), None)
-        out[f"{label}_resident_kb_per_ra_region"] = round(sum(ra) * kb / len(ra)) if ra else 0
+        out[f"{label}_brought_kb_per_ra_region"] = round(sum(ra) * kb / len(ra)) if ra else 0
         out[f"{label}_fault_around_bytes"] = int(dump.figures[f"{label}_fault_around_bytes"])
         orders = trace_orders(dump, label)
         out[f"{label}_add_orders"] = orders
