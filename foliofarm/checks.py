@@ -89,6 +89,8 @@ def bounds_failures(metrics: dict[str, Any], row: dict[str, Any]) -> list[str]:
                 metric = key[len(prefix):]
                 if metric not in metrics:
                     failures.append(f"{metric} missing (wanted {sign} {bound})")
+                elif metrics[metric] is None:    # e.g. readahead never stopped
+                    failures.append(f"{metric} none (wanted {sign} {bound})")
                 elif not ok(metrics[metric], bound):
                     failures.append(f"{metric} {metrics[metric]} (wanted {sign} {bound})")
     return failures
@@ -250,6 +252,7 @@ def sparse_read_metrics(dump: smaps.Dump, check: Check, row: dict[str, Any] | No
         ra = [r for _, r in series if r > 1]
         out[f"{label}_regions"] = len(series)
         out[f"{label}_ra_regions"] = len(ra)
+        # None: every region got readahead (the throttle never engaged)
         out[f"{label}_first_without_ra"] = next((i for i, r in series if r <= 1), None)
         out[f"{label}_brought_kb_per_ra_region"] = round(sum(ra) * kb / len(ra)) if ra else 0
         out[f"{label}_fault_around_bytes"] = int(dump.figures[f"{label}_fault_around_bytes"])

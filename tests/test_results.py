@@ -93,3 +93,8 @@ def test_ktap_parsing_and_console_outcome():
     assert console_outcome([]).outcome == "pass"
     out = console_outcome(["WARNING: CPU: 0 PID: 1 at mm/filemap.c:1 x"])
     assert out.outcome == "fail" and "mm/filemap.c" in out.reason
+
+
+def test_none_metric_breaks_a_bound_instead_of_crashing():
+    fails = checks.bounds_failures({"plain_first_without_ra": None}, {"min_plain_first_without_ra": 100})
+    assert fails == ["plain_first_without_ra none (wanted >= 100)"]
