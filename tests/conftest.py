@@ -11,8 +11,9 @@ sys.path.insert(0, str(ROOT))
 DATA = Path(__file__).resolve().parent / "data"
 STARTED = time.monotonic()
 
-# CI gives a cold `make test` 90 minutes; keep a margin for set-up and reporting.
-BUDGET_S = float(os.environ.get("FOLIOFARM_TEST_BUDGET_S", 80 * 60))
+# CI gives a cold `make test` 90 minutes, including host set-up before pytest starts;
+# a gated test may start with this much used and still run ~20 minutes.
+BUDGET_S = float(os.environ.get("FOLIOFARM_TEST_BUDGET_S", 70 * 60))
 
 
 def pytest_configure(config):
