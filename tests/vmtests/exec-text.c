@@ -51,11 +51,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	touches = argc > 5 ? strtol(argv[5], NULL, 0) : 64;
-	ktap_header(1);
-	if (ff_sizes(&sz)) {
-		ktap_result(1, 1, "exec-text", "SKIP no THP sysfs (hpage_pmd_size)");
-		return 0;
-	}
+	if (ff_begin("exec-text", &sz))
+		return 0;	/* skipped, and said why */
 	old_ra = ff_set_read_ahead_kb(argv[3], READ_AHEAD_KB);
 	ktap_diag("read_ahead_kb %d (was %ld) on %s", READ_AHEAD_KB, old_ra, argv[3]);
 	if (ff_drop_caches())

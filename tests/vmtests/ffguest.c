@@ -41,6 +41,15 @@ int ff_sizes(struct ff_sizes *s)
 	return pmd > 0 ? 0 : -1;
 }
 
+int ff_begin(const char *name, struct ff_sizes *s)
+{
+	ktap_header(1);
+	if (!ff_sizes(s))
+		return 0;
+	ktap_result(1, 1, name, "SKIP no THP sysfs (hpage_pmd_size)");
+	return 1;
+}
+
 void ktap_header(int ntests)
 {
 	printf("KTAP version 1\n1..%d\n", ntests);

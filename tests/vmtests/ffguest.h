@@ -18,6 +18,13 @@ struct ff_sizes {
 
 int ff_sizes(struct ff_sizes *s);
 
+/*
+ * Start a one-test KTAP report for check @name and read the sizes. Returns
+ * nonzero when the kernel has no THP sysfs: the SKIP result is printed and the
+ * program should exit 0.
+ */
+int ff_begin(const char *name, struct ff_sizes *s);
+
 /* KTAP */
 void ktap_header(int ntests);
 void ktap_result(int ok, int num, const char *name, const char *directive_fmt, ...)

@@ -66,11 +66,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: %s RFILE WFILE FS DUMP\n", argv[0]);
 		return 2;
 	}
-	ktap_header(1);
-	if (ff_sizes(&sz)) {
-		ktap_result(1, 1, "file-collapse", "SKIP no THP sysfs (hpage_pmd_size)");
-		return 0;
-	}
+	if (ff_begin("file-collapse", &sz))
+		return 0;	/* skipped, and said why */
 	writable = strcmp(argv[2], "-") != 0;
 	path = writable ? argv[2] : argv[1];
 	if (ff_drop_caches())

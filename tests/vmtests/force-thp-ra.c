@@ -48,11 +48,8 @@ int main(int argc, char **argv)
 	}
 	touches = argc > 5 ? strtol(argv[5], NULL, 0) : 4;
 	len = (argc > 6 ? strtoul(argv[6], NULL, 0) : 64) << 20;
-	ktap_header(1);
-	if (ff_sizes(&sz)) {
-		ktap_result(1, 1, "force-thp-ra", "SKIP no THP sysfs (hpage_pmd_size)");
-		return 0;
-	}
+	if (ff_begin("force-thp-ra", &sz))
+		return 0;	/* skipped, and said why */
 	old_ra = ff_set_read_ahead_kb(argv[3], READ_AHEAD_KB);
 	if (ff_drop_caches())
 		ktap_diag("drop_caches failed: %s", strerror(errno));

@@ -100,11 +100,8 @@ int main(int argc, char **argv)
 	}
 	touches = argc > 5 ? strtol(argv[5], NULL, 0) : 400;
 	stride = (argc > 6 ? strtoul(argv[6], NULL, 0) : 1024) * 1024;
-	ktap_header(1);
-	if (ff_sizes(&sz)) {
-		ktap_result(1, 1, "mmap-miss", "SKIP no THP sysfs (hpage_pmd_size)");
-		return 0;
-	}
+	if (ff_begin("mmap-miss", &sz))
+		return 0;	/* skipped, and said why */
 	old_ra = ff_set_read_ahead_kb(argv[3], READ_AHEAD_KB);
 	dump = ff_dump_open(argv[4], "mmap-miss", argv[2], &sz);
 	if (!dump) {

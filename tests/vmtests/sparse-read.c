@@ -131,11 +131,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	region = (argc > 5 ? strtoul(argv[5], NULL, 0) : 4) << 20;
-	ktap_header(1);
-	if (ff_sizes(&sz)) {
-		ktap_result(1, 1, "sparse-read", "SKIP no THP sysfs (hpage_pmd_size)");
-		return 0;
-	}
+	if (ff_begin("sparse-read", &sz))
+		return 0;	/* skipped, and said why */
 	fa_default = read_fault_around();
 	if (fa_default < 0) {
 		ktap_result(1, 1, "sparse-read", "SKIP no %s", FAULT_AROUND);

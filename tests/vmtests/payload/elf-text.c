@@ -81,11 +81,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	touches = argc > 3 ? strtol(argv[3], NULL, 0) : 64;
-	ktap_header(1);
-	if (ff_sizes(&sz)) {
-		ktap_result(1, 1, "elf-text", "SKIP no THP sysfs (hpage_pmd_size)");
-		return 0;
-	}
+	if (ff_begin("elf-text", &sz))
+		return 0;	/* skipped, and said why */
 	stride = (size_t)(bigtext_end - bigtext) / touches;
 	getrusage(RUSAGE_SELF, &r0);
 	for (i = 0; i < touches; i++)
