@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from foliofarm import checks, matrix, series, source
-from foliofarm.errors import FarmError
+from foliofarm.errors import FarmError, UsageError
 from foliofarm.paths import ROOT
 
 
@@ -31,15 +31,30 @@ def parser() -> argparse.ArgumentParser:
                      help=f"comma-separated, of {', '.join(checks.catalogue())} (default all)")
     run.add_argument("--variant", default="default",
                      help=f"kernel config variant, of {', '.join(matrix.variants())}")
-    run.add_argument("--series", type=Path, default=None,
-                     help="a patch file or a directory of patches to apply with git am to the "
-                          "kernel tree before building (cells are then named X.Y+series)")
+    run.add_argument("--series", default=None, metavar="MBOX|DIR|BASE..TIP",
+                     help="a patch series to judge against its base: an mbox (git format-patch "
+                          "--stdout, b4 am), a directory of patches (quilt series file order, else "
+                          "by name) or a git range in the --kernel PATH tree. Base and base+series "
+                          "are both built and checked; cells of the series are named X.Y+series")
+    run.add_argument("--compare", default=None, metavar="KERNEL",
+                     help="a second kernel (debian:X.Y or PATH) run on the same matrix and judged "
+                          "against --kernel, as the before/after tables of a patch posting")
+    run.add_argument("--each-commit", action="store_true",
+                     help="with --series: build every commit for every page size and report the "
+                          "first that does not build")
+    run.add_argument("--strict-style", action="store_true",
+                     help="with --series: a checkpatch.pl error or warning fails the run (exit 1)")
+    run.add_argument("--fresh-base", action="store_true",
+                     help="measure the base again even where the same base kernel, guest programs, "
+                          "images and checks were measured before")
     run.add_argument("--results", type=Path, default=ROOT / "results",
                      help="results folder; each run writes RESULTS/<run-id>/ and RESULTS/latest")
     run.add_argument("--accel", choices=("auto", "tcg", "kvm"), default="auto",
                      help="QEMU accelerator: kvm on arm64 hosts with /dev/kvm, else TCG")
     run.add_argument("--boot-timeout", type=float, default=300, help="seconds to reach the guest shell")
     sub.add_parser("list", help="list page sizes, filesystems, kernels, variants and checks")
+    rep = sub.add_parser("report", help="render report.md and report.html again from a results folder")
+    rep.add_argument("run_dir", type=Path, help="RESULTS/<run-id> or RESULTS/latest")
     return ap
 
 
@@ -64,6 +79,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.cmd == "list":
             return cmd_list()
+        if args.cmd == "report":
+            from foliofarm import report
+            return report.main([str(args.run_dir)])
         from foliofarm.runner import Run, RunOptions
         opts = RunOptions(
             kernel=args.kernel,
@@ -72,14 +90,26 @@ def main(argv: list[str] | None = None) -> int:
             checks=checks.select(args.checks),
             results=args.results.resolve(),
             variant=matrix.select_variant(args.variant),
-            series=args.series.resolve() if args.series else None,
+            series=args.series,
+            compare=args.compare,
+            each_commit=args.each_commit,
+            strict_style=args.strict_style,
+            fresh_base=args.fresh_base,
             accel=args.accel,
             boot_timeout=args.boot_timeout,
             command=["foliofarm", *argv],
         )
         source.validate_spec(args.kernel)
-        if opts.series is not None:
-            series.patch_files(opts.series)   # a missing or empty series is a usage error now
+        if args.series is not None and args.compare is not None:
+            raise UsageError("--series and --compare are two different comparisons: give one")
+        if (args.each_commit or args.strict_style) and args.series is None:
+            raise UsageError("--each-commit and --strict-style need --series")
+        if args.compare is not None:
+            source.validate_spec(args.compare)
+        if args.series is not None:
+            # Bad input is refused now, before anything is built or written.
+            local = None if args.kernel.startswith("debian:") else Path(args.kernel).expanduser()
+            series.load(args.series, local)
         return Run(opts).execute()
     except FarmError as exc:
         print(f"foliofarm: {exc}", file=sys.stderr)

@@ -9,6 +9,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
+from foliofarm import compare
 from foliofarm.checks import Outcome
 from foliofarm.matrix import Cell
 from foliofarm.util import write_atomic, write_json
@@ -52,7 +53,9 @@ def junit_xml(doc: dict[str, Any]) -> str:
 
 
 class ResultsWriter:
-    def __init__(self, root: Path, command: list[str], run_id: str | None = None) -> None:
+    def __init__(self, root: Path, command: list[str], run_id: str | None = None,
+                 strict_style: bool = False) -> None:
+        self.strict_style = strict_style
         self.run_id = run_id or time.strftime("%Y%m%d-%H%M%S") + f"-{os.getpid()}"
         self.root = root
         self.dir = root / self.run_id
@@ -103,8 +106,12 @@ class ResultsWriter:
         self.doc["complete"] = complete
         self.doc["finished"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         self.flush()
+        if self.doc.get("sides"):
+            return compare.exit_code(self.doc, self.strict_style)
         return exit_code(self.doc)
 
     def flush(self) -> None:
+        if self.doc.get("sides"):
+            self.doc["verdicts"] = compare.verdicts(self.doc)
         write_json(self.dir / "results.json", self.doc)
         write_atomic(self.dir / "junit.xml", junit_xml(self.doc))

@@ -3,6 +3,7 @@ every filesystem attached, run the checks per filesystem, judge on the host."""
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 from dataclasses import dataclass, field
@@ -12,15 +13,16 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from foliofarm import checks, hosttools, images, matrix, rootfs, series, source
+from foliofarm import checks, hosttools, images, matrix, report, rootfs, series, source
 from foliofarm.build import Artifacts, Builder
 from foliofarm.checks import Check, Outcome
 from foliofarm.console import GuestSession
-from foliofarm.errors import FarmError, GuestError, InfraError
+from foliofarm.errors import BuildError, FarmError, GuestError, UsageError
 from foliofarm.matrix import Cell
 from foliofarm.paths import cache_dir
 from foliofarm.qemu import QEMU, Machine
 from foliofarm.results import ResultsWriter
+from foliofarm.util import sha256_text, write_json
 
 # Figures shown in the summary table, per check.
 SUMMARY = {
@@ -50,7 +52,11 @@ class RunOptions:
     checks: list[Check]
     results: Path
     variant: str = "default"
-    series: Path | None = None
+    series: str | None = None        # an mbox, a patch directory or BASE..TIP
+    compare: str | None = None       # a second kernel, run and judged against --kernel
+    each_commit: bool = False
+    strict_style: bool = False
+    fresh_base: bool = False         # measure the base again even if its results are cached
     accel: str = "auto"
     boot_timeout: float = 300
     command: list[str] = field(default_factory=list)
@@ -62,7 +68,7 @@ class Run:
         self.ui = console or Console(stderr=True)
         self.cache = cache_dir()
         self.writer: ResultsWriter | None = None
-        self.kernel_xy = ""     # "X.Y" of the kernel under test, for expectations
+        self.kernel_xy = ""     # "X.Y" of the kernel being measured, for expectations
 
     def log(self, msg: str) -> None:
         self.ui.log(msg)
@@ -70,9 +76,10 @@ class Run:
     def execute(self) -> int:
         o = self.opts
         hosttools.require("aarch64-linux-gnu-gcc", QEMU, "dpkg-deb", "git")
-        self.writer = w = ResultsWriter(o.results, o.command)
+        self.writer = w = ResultsWriter(o.results, o.command, strict_style=o.strict_style)
         self.log(f"results in {w.dir}")
         complete = True
+        usage = False
         try:
             with self.ui.status(f"preparing kernel source {o.kernel}"):
                 src = source.resolve(o.kernel, self.cache)
@@ -80,46 +87,174 @@ class Run:
             with self.ui.status("making disk images"):
                 disks = {fs.name: images.image(self.cache, fs.name) for fs in o.filesystems}
             builder = Builder(self.cache, log=self.log)
-            self.kernel_xy = src.xy
-            if o.series is not None:
-                with series.applied(src, o.series) as patched:
-                    self.log(f"applied {o.series} to {src.origin}")
-                    for page in o.page_sizes:
-                        complete &= self._page_size(builder, patched, page, disks)
+            if o.compare is not None:
+                complete = self._compare(builder, src, disks)
+            elif o.series is not None:
+                complete = self._series(builder, src, disks)
             else:
-                for page in o.page_sizes:
-                    complete &= self._page_size(builder, src, page, disks)
+                complete = self._side(builder, src, disks, side=None)
+        except UsageError as exc:
+            w.add("errors", {"stage": "input", "message": str(exc)})
+            self.ui.print(f"[red]error:[/red] {exc}")
+            complete, usage = False, True
         except FarmError as exc:
             w.add("errors", {"stage": "setup", "message": str(exc)})
             self.ui.print(f"[red]error:[/red] {exc}")
             complete = False
         code = w.finish(complete)
         self.print_table(w.doc)
+        if w.doc.get("sides"):
+            self.print_verdicts(w.doc)
+        try:
+            paths = report.write(w.dir, w.doc)
+            self.log(f"report: {paths[0]} and {paths[1]}")
+        except Exception as exc:   # a report that fails to render must not hide the results
+            self.log(f"[red]report not written: {exc}[/red]")
+        if usage:
+            code = 2
         self.log(f"results: {w.dir / 'results.json'} (exit {code})")
         return code
 
+    # -- the two-sided runs ------------------------------------------------------
+
+    def _compare(self, builder: Builder, src: source.KernelSource, disks: dict[str, Path]) -> bool:
+        assert self.writer is not None and self.opts.compare is not None
+        with self.ui.status(f"preparing kernel source {self.opts.compare}"):
+            other = source.resolve(self.opts.compare, self.cache)
+        if other.label == src.label:
+            raise UsageError(f"--compare {self.opts.compare} is the same kernel version as --kernel "
+                             f"{self.opts.kernel} ({src.label}); compare two versions, or use --series")
+        self._set_sides(src, other)
+        ok = self._side(builder, src, disks, side="base")
+        return self._side(builder, other, disks, side="series") and ok
+
+    def _series(self, builder: Builder, src: source.KernelSource, disks: dict[str, Path]) -> bool:
+        o = self.opts
+        w = self.writer
+        assert w is not None and o.series is not None
+        ser = series.load(o.series, None if src.spec.startswith("debian:") else src.tree)
+        if not src.spec.startswith("debian:"):
+            # Never apply in the developer's checkout: use a worktree in the cache.
+            if ser.kind != "range" and src.versioned and source.is_dirty(src.tree):
+                self.log(f"[yellow]{src.tree} has uncommitted changes; the base is its HEAD commit[/]")
+            if not src.versioned:
+                raise UsageError(f"{src.tree} is not a git tree: a series needs one (git am)")
+            src = source.worktree(src, self.cache, ser.base_rev or "HEAD")
+        self.log(f"series: {ser.describe()}")
+        w.doc["series"] = {"spec": ser.spec, "kind": ser.kind, "cover": ser.cover,
+                           "base_commit": ser.base_commit, "base_under_test": src.origin,
+                           "patches": [{"number": p.number, "subject": p.subject, "name": p.name,
+                                        "files": list(p.files + p.new_files)} for p in ser.patches]}
+        if note := series.base_commit_note(ser, src):
+            w.doc["series"]["base_commit_note"] = note
+            self.log(f"[yellow]{note}[/]")
+        w.flush()
+        # Apply once before anything is built, so a series that does not apply stops here.
+        with self.ui.status("applying the series (trial)"):
+            with series.applied(src, ser) as ap:
+                w.doc["series"]["commits"] = ap.commits
+        with self.ui.status("checkpatch.pl"):
+            w.doc["checkpatch"] = series.checkpatch(src.tree, ser)
+        w.flush()
+        for p in w.doc["checkpatch"]:
+            self.log(f"checkpatch {p['number']}/{len(ser.patches)} {p['subject']}: "
+                     f"{p['errors']} errors, {p['warnings']} warnings, {p['checks']} checks")
+        ok = self._side(builder, src, disks, side="base")
+        with series.applied(src, ser) as ap:
+            self._set_sides(src, ap.source)
+            if o.each_commit:
+                self._each_commit(builder, ap)
+            ok = self._side(builder, ap.source, disks, side="series") and ok
+        return ok
+
+    def _set_sides(self, base: source.KernelSource, new: source.KernelSource) -> None:
+        assert self.writer is not None
+        self.writer.doc["sides"] = {
+            "base": {"kernel": self._label(base), "origin": base.origin},
+            "series": {"kernel": self._label(new), "origin": new.origin}}
+        self.writer.flush()
+
+    def _label(self, src: source.KernelSource) -> str:
+        return src.label + ("" if self.opts.variant == "default" else f"-{self.opts.variant}")
+
+    def _each_commit(self, builder: Builder, ap: series.Applied) -> None:
+        """Build every commit before the tip for every page size (the tip is the
+        series side's own build); stop at the first that breaks."""
+        w = self.writer
+        assert w is not None
+        try:
+            for k, commit in enumerate(ap.commits[:-1], 1):
+                series.checkout(ap.source, commit)
+                subject = w.doc["series"]["patches"][k - 1]["subject"]
+                for page in self.opts.page_sizes:
+                    entry = {"number": k, "commit": commit, "subject": subject, "page_size": page.name}
+                    try:
+                        with self.ui.status(f"--each-commit: building {k}/{len(ap.commits)} {page.name}"):
+                            arts = builder.build(ap.source, page, self.opts.variant)
+                        entry.update(ok=True, built_now=arts.built)
+                        w.add("each_commit", entry)
+                    except BuildError as exc:
+                        entry.update(ok=False, errors=str(exc))
+                        w.add("each_commit", entry)
+                        self.log(f"[red]commit {k}/{len(ap.commits)} {subject!r} does not build "
+                                 f"for {page.name}[/red]\n{exc}")
+                        return
+                self.log(f"commit {k}/{len(ap.commits)} builds for every page size")
+        finally:
+            series.checkout(ap.source, ap.commits[-1])
+
+    # -- one kernel, every page size ----------------------------------------------
+
+    def _side(self, builder: Builder, src: source.KernelSource, disks: dict[str, Path],
+              side: str | None) -> bool:
+        self.kernel_xy = src.xy
+        ok = True
+        for page in self.opts.page_sizes:
+            ok = self._page_size(builder, src, page, disks, side) and ok
+        return ok
+
     def _page_size(self, builder: Builder, src: source.KernelSource, page: matrix.PageSize,
-                   disks: dict[str, Path]) -> bool:
+                   disks: dict[str, Path], side: str | None) -> bool:
         assert self.writer is not None
         w = self.writer
-        label = src.label + ("" if self.opts.variant == "default" else f"-{self.opts.variant}")
+        label = self._label(src)
         cells = [Cell(page, fs, label) for fs in self.opts.filesystems]
+        entry: dict[str, Any] = {"page_size": page.name, "kernel": label, "side": side}
         try:
             with self.ui.status(f"building {label} {page.name} (make Image modules)"):
                 arts = builder.build(src, page, self.opts.variant)
             meta = arts.meta()
-            w.add("kernels", {"page_size": page.name, "kernel": label, "artifacts": str(arts.dir),
-                              "built_now": arts.built, "build_seconds": meta.get("seconds"),
-                              "reproduce": meta.get("reproduce"),
-                              "absent_optional": meta.get("absent_optional", [])})
+            entry.update(artifacts=str(arts.dir), built_now=arts.built,
+                         build_seconds=meta.get("seconds"), reproduce=meta.get("reproduce"),
+                         absent_optional=meta.get("absent_optional", []))
+            w.add("kernels", entry)
             self.log(f"kernel {label} {page.name}: {'built' if arts.built else 'cached'} {arts.dir.name}")
             initrd = rootfs.initramfs(self.cache, arts)
+        except BuildError as exc:
+            entry.update(build_failed=True, error=str(exc))
+            w.add("kernels", entry)
+            self._error_cells(cells, f"build failed: {exc}")
+            return side == "series"   # a series that breaks the build is a verdict, not an incomplete run
         except FarmError as exc:
             self._error_cells(cells, f"build failed: {exc}")
             return False
-        return self._boot(arts, initrd, cells, disks)
+        reuse = side == "base" and not self.opts.fresh_base
+        return self._boot(arts, initrd, cells, disks, reuse_baseline=reuse)
 
-    def _boot(self, arts: Artifacts, initrd: Path, cells: list[Cell], disks: dict[str, Path]) -> bool:
+    def _baseline_path(self, arts: Artifacts, initrd: Path, cells: list[Cell],
+                       disks: dict[str, Path]) -> Path:
+        """Where a boot's measurements are kept, keyed by everything that makes them:
+        the kernel artifacts, the initramfs (guest programs), the disk images, the
+        checks' definitions and the accelerator. Judging is redone from the dumps."""
+        defs = [(c.name, c.program, c.args, c.timeout, sorted(c.options.items(), key=str))
+                for c in self.opts.checks]
+        key = sha256_text(arts.dir.name, initrd.name, repr(sorted((c.fs.name, str(disks[c.fs.name]))
+                                                               for c in cells)),
+                          repr(defs), self.opts.accel, str(self.opts.boot_timeout))[:20]
+        return self.cache / "baseline" / f"{arts.dir.name[:60]}-{key}.json"
+
+    def _boot(self, arts: Artifacts, initrd: Path, cells: list[Cell], disks: dict[str, Path],
+              reuse_baseline: bool = False) -> bool:
         assert self.writer is not None
         w = self.writer
         page = cells[0].page
@@ -129,10 +264,24 @@ class Run:
                                    if c.fs.rw_mount_options},
                           accel=self.opts.accel)
         log = w.dir / "boots" / f"{page.name}-{cells[0].kernel}.console.log"
-        boot = {"page_size": page.name, "kernel": cells[0].kernel, "console_log": str(log),
-                "qemu": shlex.join(machine.argv())}
+        boot: dict[str, Any] = {"page_size": page.name, "kernel": cells[0].kernel,
+                                "console_log": str(log), "qemu": shlex.join(machine.argv())}
+        baseline = self._baseline_path(arts, initrd, cells, disks)
+        if reuse_baseline and baseline.is_file():
+            saved = json.loads(baseline.read_text())
+            for cell in cells:
+                for chk in self.opts.checks:
+                    w.record(cell, self._judge(cell, chk, saved["measurements"][f"{cell.fs.name}/{chk.name}"]))
+                w.record(cell, console_outcome([]))
+            boot.update(reused=str(baseline), measured_by=saved.get("run_id"),
+                        console_log=saved.get("console_log"))
+            w.add("boots", boot)
+            self.log(f"{page.name} {cells[0].kernel}: base measurements reused from run "
+                     f"{saved.get('run_id')} ({baseline.name}); --fresh-base measures again")
+            return True
         pending = [(c, chk) for c in cells for chk in self.opts.checks]
         cell_splats: dict[str, list[str]] = {c.id: [] for c in cells}
+        measured: dict[str, dict[str, Any]] = {}
         self.log(f"booting {page.name} {cells[0].kernel}: console log {log}")
         try:
             with GuestSession(machine.argv(), log, self.opts.boot_timeout) as session:
@@ -145,9 +294,11 @@ class Run:
                 while pending:
                     cell, chk = pending[0]
                     with self.ui.status(f"{cell.id}: {chk.name}"):
-                        outcome, splats = self._run_check(session, cell, chk)
+                        m = self._measure(session, cell, chk)
+                    outcome = self._judge(cell, chk, m)
                     pending.pop(0)
-                    cell_splats[cell.id].extend(splats)
+                    measured[f"{cell.fs.name}/{chk.name}"] = m
+                    cell_splats[cell.id].extend(m["splats"])
                     w.record(cell, outcome)
                     self.log(f"{cell.id} {chk.name}: {outcome.outcome} {outcome.reason}")
                 for cell in cells:
@@ -163,6 +314,9 @@ class Run:
             self.log(f"[red]{page.name}: {exc}[/red]")
             return False
         w.add("boots", boot)
+        clean = not boot_splats and all(m["kind"] != "error" and not m["splats"] for m in measured.values())
+        if clean:   # only a clean boot's measurements can serve as a base later
+            write_json(baseline, {"run_id": w.run_id, "console_log": str(log), "measurements": measured})
         return True
 
     def _verify_guest(self, session: GuestSession, page: matrix.PageSize) -> None:
@@ -173,12 +327,12 @@ class Run:
         if b.get("probe") != "loaded":
             raise GuestError("the page-table probe module did not load", session._excerpt())
 
-    def _run_check(self, g: GuestSession, cell: Cell, chk: Check) -> tuple[Outcome, list[str]]:
-        assert self.writer is not None
-        cdir = self.writer.cell_dir(cell)
+    def _measure(self, g: GuestSession, cell: Cell, chk: Check) -> dict[str, Any]:
+        """Run one check's guest program and fetch its dump: what the guest saw,
+        not yet judged. kind: "dump", "skip" or "error"."""
         dev = g.banner.get(f"mount:{cell.fs.name}")
         if not dev or dev == "FAILED":
-            return Outcome(chk.name, "error", f"{cell.fs.name} is not mounted in the guest"), []
+            return {"kind": "error", "reason": f"{cell.fs.name} is not mounted in the guest", "splats": []}
         dump = f"/tmp/out/{chk.name}-{cell.fs.name}.dump"
         fmt = {"mnt": f"/mnt/{cell.fs.name}", "fs": cell.fs.name, "dev": dev, "dump": dump,
                "anon_mthp_kb": cell.page.anon_mthp_kb,
@@ -190,21 +344,31 @@ class Run:
         for line in chk.options.get("setup", []):
             pre = g.run(line.format(**fmt), timeout=60)
             if pre.status != 0:
-                return Outcome(chk.name, "error", f"setup {line!r} exited {pre.status}: {pre.output[-300:]}"), []
+                return {"kind": "error", "splats": [s.line for s in pre.splats],
+                        "reason": f"setup {line!r} exited {pre.status}: {pre.output[-300:]}"}
         res = g.run(shlex.join([program, *(a.format(**fmt) for a in chk.args)]), timeout=chk.timeout)
-        (cdir / f"{chk.name}.ktap").write_text(res.output)
-        splats = [s.line for s in res.splats]
+        m: dict[str, Any] = {"ktap": res.output, "splats": [s.line for s in res.splats],
+                             "seconds": round(res.seconds, 2)}
         ktap = parse_ktap(res.output)
         if res.status != 0 or ktap.get("not_ok"):
-            return Outcome(chk.name, "error", f"guest program exited {res.status}: "
-                           + "; ".join(ktap.get("diag", [])[-3:])), splats
+            return {**m, "kind": "error", "reason": f"guest program exited {res.status}: "
+                    + "; ".join(ktap.get("diag", [])[-3:])}
         if ktap.get("skip"):
-            return Outcome(chk.name, "skip", ktap["skip"]), splats
-        text = g.read_file(dump)
-        (cdir / f"{chk.name}.dump").write_text(text)
-        outcome = checks.evaluate(chk, text, self.kernel_xy, cell.page.name, cell.fs.name)
-        outcome.metrics["guest_seconds"] = round(res.seconds, 2)
-        return outcome, splats
+            return {**m, "kind": "skip", "reason": ktap["skip"]}
+        return {**m, "kind": "dump", "dump": g.read_file(dump)}
+
+    def _judge(self, cell: Cell, chk: Check, m: dict[str, Any]) -> Outcome:
+        """The host's judgement of one measurement; its KTAP and dump are kept."""
+        assert self.writer is not None
+        cdir = self.writer.cell_dir(cell)
+        if "ktap" in m:
+            (cdir / f"{chk.name}.ktap").write_text(m["ktap"])
+        if m["kind"] != "dump":
+            return Outcome(chk.name, m["kind"], m["reason"])
+        (cdir / f"{chk.name}.dump").write_text(m["dump"])
+        outcome = checks.evaluate(chk, m["dump"], self.kernel_xy, cell.page.name, cell.fs.name)
+        outcome.metrics["guest_seconds"] = m["seconds"]
+        return outcome
 
     def _error_cells(self, cells: list[Cell], message: str) -> None:
         assert self.writer is not None
@@ -233,6 +397,21 @@ class Run:
                                 if k in c["metrics"])
                 row.append(f"[{colour.get(c['outcome'], 'white')}]{c['outcome']}[/] {figs}".strip())
             table.add_row(*row)
+        Console().print(table)
+
+
+    def print_verdicts(self, doc: dict[str, Any]) -> None:
+        sides = doc["sides"]
+        table = Table(title=f"{sides['base']['kernel']} -> {sides['series']['kernel']}: verdicts")
+        for col in ("cell", "check", "verdict", "figures (base -> series)"):
+            table.add_column(col)
+        colour = {"pass": "green", "regression": "bold red", "build-broken": "bold red",
+                  "fixed": "cyan", "fail": "red", "xfail": "yellow", "error": "red", "skip": "dim"}
+        for r in doc.get("verdicts", []):
+            figs = ", ".join(f"{f['metric']} {f['base']}->{f['series']}" for f in r["figures"]
+                             if f["base"] != f["series"])
+            table.add_row(f"{r['page_size']}-{r['fs']}", r["check"],
+                          f"[{colour.get(r['verdict'], 'white')}]{r['verdict']}[/]", figs or "same")
         Console().print(table)
 
 

@@ -1,13 +1,27 @@
-"""Applying a patch series to a cached kernel tree with `git am`, on a work
-branch, always restoring the tree to exactly what it was."""
+"""Patch series: intake, checkpatch, and applying them with `git am`.
+
+A series comes as one of:
+- an mbox, as `git format-patch --stdout` or `b4 am` writes it (a cover letter,
+  `[PATCH 0/N]`, is skipped);
+- a directory of patch files, in the order of a quilt `series` file if there is
+  one, else by name;
+- a git range ``BASE..TIP`` in a local kernel tree (``--kernel PATH``).
+
+Everything is read and validated before the tree is touched. Patches are applied
+with `git am` on a work branch; on the way out, whatever happened, the tree is back
+on its original commit with no trace of the work branch.
+"""
 
 from __future__ import annotations
 
 import email
+import email.header
+import mailbox
 import re
 import subprocess
+import tempfile
 from contextlib import contextmanager
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Iterator
 
@@ -15,15 +29,158 @@ from foliofarm.errors import InfraError, UsageError
 from foliofarm.source import GIT_IDENTITY, KernelSource
 
 WORK_BRANCH = "foliofarm-series"
+PATCH_SUFFIXES = (".patch", ".diff", ".mbox", ".mbx", ".eml")
+MBOX_FROM = b"From foliofarm Mon Sep 17 00:00:00 2001\n"
+
+# A diff in a message body: git's header, or a unified diff's ---/+++ pair.
+DIFF = re.compile(rb"^diff --git |^--- \S.*\n\+\+\+ \S", re.M)
+DIFF_FILES = re.compile(rb"^diff --git a/(\S+) b/(\S+)|^\+\+\+ b/(\S+)", re.M)
+NEW_FILE = re.compile(rb"^diff --git a/(\S+) b/\S+\n(?:(?:old|new) mode \d+\n)?new file mode", re.M)
+COVER = re.compile(r"\[[^\]]*?\b0+/\d+\s*\]")
+BASE_COMMIT = re.compile(rb"^base-commit: *([0-9a-f]{7,40})\s*$", re.M)
+
+
+@dataclass(frozen=True)
+class Patch:
+    number: int          # 1-based, cover letter not counted
+    subject: str         # without the [PATCH n/m] prefix
+    name: str            # the file it came from, or "<mbox> message K"
+    raw: bytes           # one mail message, as `git am` reads it
+    files: tuple[str, ...] = ()      # paths the diff modifies
+    new_files: tuple[str, ...] = ()  # paths it creates
+
+    def mbox(self) -> bytes:
+        return self.raw if self.raw.startswith(b"From ") else MBOX_FROM + self.raw
+
+
+@dataclass(frozen=True)
+class Series:
+    spec: str                          # what --series named
+    kind: str                          # "mbox", "directory" or "range"
+    patches: tuple[Patch, ...]
+    base_commit: str | None = None     # the series' own base-commit: trailer
+    cover: str | None = None           # the cover letter's subject
+    base_rev: str | None = None        # for a range: BASE, resolved to a commit
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    def describe(self) -> str:
+        n = len(self.patches)
+        what = f"{n} patch{'es' if n != 1 else ''} from {self.kind} {self.spec}"
+        return what + (f" ({self.cover})" if self.cover else "")
+
+
+def _decode(value: str | None) -> str:
+    if not value:
+        return ""
+    parts = email.header.decode_header(value)
+    text = "".join(p.decode(c or "utf-8", "replace") if isinstance(p, bytes) else p for p, c in parts)
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def subject_of(raw: bytes) -> str:
+    msg = email.message_from_bytes(raw)
+    return _decode(msg.get("Subject"))
+
+
+def strip_prefix(subject: str) -> str:
+    """`[PATCH v2 3/7] mm: foo` -> `mm: foo`."""
+    return re.sub(r"^(\[[^\]]*\]\s*)+", "", subject).strip()
+
+
+def _files(raw: bytes) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    files: list[str] = []
+    for m in DIFF_FILES.finditer(raw):
+        path = (m.group(1) or m.group(3)).decode(errors="replace")
+        if path not in files:
+            files.append(path)
+    new = tuple(m.group(1).decode(errors="replace") for m in NEW_FILE.finditer(raw))
+    return tuple(f for f in files if f not in new), new
+
+
+def _with_headers(raw: bytes, name: str) -> bytes:
+    """A headerless diff (quilt's usual form) gets the headers `git am` needs."""
+    head = raw.split(b"\n\n", 1)[0]
+    if (not raw.strip() or re.search(rb"^(From|Subject): ", head, re.M) or raw.startswith(b"From ")
+            or not DIFF.search(raw)):
+        return raw
+    subject = re.sub(r"\.(patch|diff)$", "", name)
+    return (f"From: foliofarm <foliofarm@localhost>\nSubject: [PATCH] {subject}\n\n"
+            f"{subject}\n---\n").encode() + raw
+
+
+def _messages(data: bytes, origin: str) -> list[bytes]:
+    """Split an mbox into raw messages (bytes exactly as written, no From line)."""
+    if not data.strip():
+        raise UsageError(f"{origin} is empty: expected patches as `git format-patch` or `b4 am` writes them")
+    if not data.startswith(b"From "):
+        # One message without an mbox From line (a mail saved on its own).
+        return [data]
+    with tempfile.NamedTemporaryFile(suffix=".mbox") as tmp:
+        tmp.write(data)
+        tmp.flush()
+        box = mailbox.mbox(tmp.name, create=False)
+        try:
+            out = [box.get_bytes(key) for key in box.keys()]
+        finally:
+            box.close()
+    return out
+
+
+def _patches(messages: list[tuple[str, bytes]], origin: str) -> tuple[list[Patch], str | None, str | None]:
+    """Patches from (name, raw message) pairs: cover letter skipped, every other
+    message must carry a diff. Returns (patches, cover subject, base-commit)."""
+    patches: list[Patch] = []
+    cover = None
+    base = None
+    for name, raw in messages:
+        if m := BASE_COMMIT.search(raw):
+            base = base or m.group(1).decode()
+        subject = subject_of(raw)
+        has_diff = bool(DIFF.search(raw))
+        if COVER.search(subject) and not has_diff:
+            cover = strip_prefix(subject)
+            continue
+        if not has_diff:
+            what = f"{name} ({subject!r})" if subject else name
+            raise UsageError(f"{what} in {origin} has no diff: it is not a patch. Remove it, or if it is "
+                             "a cover letter give it a [PATCH 0/N] subject")
+        files, new = _files(raw)
+        patches.append(Patch(len(patches) + 1, strip_prefix(subject) or name, name, raw, files, new))
+    if not patches:
+        raise UsageError(f"{origin} holds no patch (only a cover letter?): nothing to apply")
+    return patches, cover, base
+
+
+def load(spec: str, tree: Path | None = None) -> Series:
+    """Read and validate a series; `tree` is the local kernel tree a range resolves in."""
+    path = Path(spec).expanduser()
+    if not path.exists() and ".." in spec:
+        return _load_range(spec, tree)
+    if path.is_dir():
+        files = patch_files(path)
+        msgs = []
+        for f in files:
+            raws = _messages(_with_headers(f.read_bytes(), f.name), str(f))
+            msgs += [(f.name if len(raws) == 1 else f"{f.name} message {k}", r)
+                     for k, r in enumerate(raws, 1)]
+        patches, cover, base = _patches(msgs, str(path))
+        return Series(spec, "directory", tuple(patches), base, cover)
+    if path.is_file():
+        data = path.read_bytes()
+        data = _with_headers(data, path.name)
+        raws = _messages(data, str(path))
+        if not data.startswith(b"From ") and not re.match(rb"[A-Za-z][A-Za-z0-9-]*: ", data):
+            raise UsageError(f"{path} is not an mbox, a mail or a diff: expected `git format-patch` "
+                             "or `b4 am` output")
+        patches, cover, base = _patches([(f"message {k}" if len(raws) > 1 else path.name, r)
+                                         for k, r in enumerate(raws, 1)], str(path))
+        return Series(spec, "mbox", tuple(patches), base, cover)
+    raise UsageError(f"series {spec!r} is not a file, a directory or a git range BASE..TIP")
 
 
 def patch_files(path: Path) -> list[Path]:
     """The patches of a series directory: in the order of a quilt `series` file
     if there is one, else by name."""
-    if path.is_file():
-        return [path]
-    if not path.is_dir():
-        raise UsageError(f"series {path} is neither a patch file nor a directory")
     quilt = path / "series"
     if quilt.is_file():
         names = [ln.split("#", 1)[0].split()[0] for ln in quilt.read_text().splitlines()
@@ -31,51 +188,187 @@ def patch_files(path: Path) -> list[Path]:
         missing = [n for n in names if not (path / n).is_file()]
         if missing:
             raise UsageError(f"{quilt} lists patches that are not there: {', '.join(missing)}")
+        if not names:
+            raise UsageError(f"{quilt} lists no patches")
         return [path / n for n in names]
-    patches = sorted(p for p in path.iterdir() if p.suffix in (".patch", ".diff", ".mbox"))
+    patches = sorted(p for p in path.iterdir() if p.suffix in PATCH_SUFFIXES)
     if not patches:
-        raise UsageError(f"series directory {path} has no .patch files")
+        raise UsageError(f"series directory {path} has no {'/'.join(PATCH_SUFFIXES)} files "
+                         "and no quilt series file")
     return patches
+
+
+def _load_range(spec: str, tree: Path | None) -> Series:
+    if tree is None or not (tree / ".git").exists():
+        raise UsageError(f"series {spec!r} looks like a git range: it needs --kernel PATH, the git "
+                         "kernel tree it resolves in")
+    base, _, tip = spec.partition("..")
+    if not base or not tip or tip.startswith("."):
+        raise UsageError(f"git range {spec!r}: write it as BASE..TIP (two dots)")
+    revs = {}
+    for rev in (base, tip):
+        p = _git(tree, "rev-parse", "--verify", "-q", f"{rev}^{{commit}}", check=False)
+        if p.returncode:
+            raise UsageError(f"git range {spec!r}: {rev!r} does not resolve to a commit in {tree}")
+        revs[rev] = p.stdout.strip()
+    commits = _git(tree, "rev-list", "--reverse", f"{revs[base]}..{revs[tip]}").stdout.split()
+    if not commits:
+        raise UsageError(f"git range {spec!r} is empty in {tree}: no commit in {tip} that is not in {base}")
+    merges = _git(tree, "rev-list", "--merges", f"{revs[base]}..{revs[tip]}").stdout.split()
+    if merges:
+        raise UsageError(f"git range {spec!r} has merge commits ({merges[0][:12]}): a series must be linear")
+    mbox = subprocess.run(["git", "-C", str(tree), "format-patch", "--stdout", "--no-signature",
+                           f"{revs[base]}..{revs[tip]}"], capture_output=True, check=False,
+                          env=_env())
+    if mbox.returncode:
+        raise InfraError(f"git format-patch {spec} in {tree}: {mbox.stderr.decode().strip()}")
+    raws = _messages(mbox.stdout, spec)
+    patches, _, _ = _patches([(c[:12], r) for c, r in zip(commits, raws)], spec)
+    return Series(spec, "range", tuple(patches), base_rev=revs[base])
+
+
+def _env() -> dict[str, str]:
+    return {**GIT_IDENTITY, "PATH": "/usr/bin:/bin", "HOME": "/nonexistent",
+            "GIT_CONFIG_NOSYSTEM": "1", "LC_ALL": "C"}
 
 
 def _git(tree: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
     proc = subprocess.run(["git", "-C", str(tree), *args], capture_output=True, text=True,
-                          env={**GIT_IDENTITY, "PATH": "/usr/bin:/bin", "HOME": "/nonexistent",
-                               "GIT_CONFIG_NOSYSTEM": "1", "LC_ALL": "C"}, check=False)
+                          env=_env(), check=False)
     if check and proc.returncode:
         raise InfraError(f"git {' '.join(args)} in {tree} failed: {proc.stderr.strip()}")
     return proc
 
 
-def _subject(patch: Path) -> str:
-    """The patch's subject without its [PATCH n/m] prefix."""
-    msg = email.message_from_string(patch.read_text(errors="replace"))
-    subject = re.sub(r"\s+", " ", str(msg.get("Subject", ""))).strip()
-    return re.sub(r"^\[[^\]]*\]\s*", "", subject) or patch.name
+def tree_snapshot(tree: Path) -> tuple[str, str, str]:
+    """HEAD, branches and status: what "left exactly as it was" compares."""
+    return (_git(tree, "rev-parse", "HEAD").stdout, _git(tree, "branch", "--list").stdout,
+            _git(tree, "status", "--porcelain", "--untracked-files=all").stdout)
+
+
+def recover(tree: Path) -> None:
+    """Undo what a killed run left: a `git am` in progress, the work branch checked out."""
+    _git(tree, "am", "--abort", check=False)     # a no-op when none is in progress
+    branch = _git(tree, "symbolic-ref", "--short", "-q", "HEAD", check=False).stdout.strip()
+    if branch == WORK_BRANCH:
+        if _git(tree, "rev-parse", "--verify", "-q", "refs/heads/base", check=False).returncode:
+            raise UsageError(f"{tree} is still on {WORK_BRANCH} from an interrupted run: check out "
+                             f"your branch there and delete {WORK_BRANCH}")
+        _git(tree, "checkout", "-q", "-f", "base")
+    _git(tree, "branch", "-q", "-D", WORK_BRANCH, check=False)
+
+
+def base_commit_note(ser: Series, src: KernelSource) -> str | None:
+    """Say so when the series names a base-commit other than the base under test."""
+    if not ser.base_commit:
+        return None
+    head = _git(src.tree, "rev-parse", "HEAD").stdout.strip() if src.versioned else ""
+    if head.startswith(ser.base_commit) or ser.base_commit.startswith(head[:12] or "-"):
+        return None
+    known = src.versioned and _git(src.tree, "cat-file", "-e", f"{ser.base_commit}^{{commit}}",
+                                   check=False).returncode == 0
+    return (f"the series says base-commit: {ser.base_commit}, but the base under test is {src.origin}"
+            f"{f' at {head[:12]}' if head else ''}"
+            + (" (that commit is in the tree)" if known else " (that commit is not in this tree)"))
+
+
+def _missing_files(tree: Path, patch: Patch) -> list[str]:
+    return [f for f in patch.files if not (tree / f).exists()]
+
+
+@dataclass
+class Applied:
+    source: KernelSource     # the patched tree, labelled X.Y+<tag>
+    commits: list[str]       # one commit per patch, in order
 
 
 @contextmanager
-def applied(src: KernelSource, series: Path, tag: str = "series") -> Iterator[KernelSource]:
-    """Yield ``src`` with ``series`` applied; on exit the tree is back on its
-    original commit with no trace of the work branch, whatever happened."""
+def applied(src: KernelSource, ser: Series, tag: str = "series") -> Iterator[Applied]:
+    """Yield ``src`` with ``ser`` applied; on exit the tree is back on its original
+    commit with no trace of the work branch, whatever happened."""
     tree = src.tree
     if not (tree / ".git").exists():
         raise UsageError(f"{tree} is not a git tree: a series needs one to apply with git am")
+    recover(tree)
     if _git(tree, "status", "--porcelain", "--untracked-files=no").stdout.strip():
         raise UsageError(f"{tree} has uncommitted changes; commit or stash them before applying a series")
-    patches = patch_files(series)
     head = _git(tree, "rev-parse", "HEAD").stdout.strip()
     branch = _git(tree, "symbolic-ref", "--short", "-q", "HEAD", check=False).stdout.strip()
     _git(tree, "checkout", "-q", "-B", WORK_BRANCH, head)
+    commits: list[str] = []
     try:
-        for n, patch in enumerate(patches, 1):
-            am = _git(tree, "am", "-q", "--keep-cr", str(patch.resolve()), check=False)
-            if am.returncode:
-                _git(tree, "am", "--abort", check=False)
-                raise UsageError(f"patch {n}/{len(patches)} {_subject(patch)!r} ({patch.name}) "
-                                 f"does not apply to {src.origin}:\n{(am.stdout + am.stderr).strip()}")
-        yield replace(src, spec=f"{src.spec}+{tag}", origin=f"{src.origin} + {series}", tag=tag)
+        with tempfile.TemporaryDirectory(prefix="foliofarm-series-") as tmp:
+            for p in ser.patches:
+                f = Path(tmp) / f"{p.number:04d}.mbox"
+                f.write_bytes(p.mbox())
+                am = _git(tree, "am", "-q", "--keep-cr", str(f), check=False)
+                if am.returncode:
+                    _git(tree, "am", "--abort", check=False)
+                    raise UsageError(_apply_error(src, ser, p, am, tree))
+                commits.append(_git(tree, "rev-parse", "HEAD").stdout.strip())
+        yield Applied(replace(src, spec=f"{src.spec}+{tag}", origin=f"{src.origin} + {ser.spec}",
+                              tag=tag), commits)
     finally:
         _git(tree, "am", "--abort", check=False)
         _git(tree, "checkout", "-q", "-f", branch or head)
         _git(tree, "branch", "-q", "-D", WORK_BRANCH, check=False)
+
+
+def checkout(src: KernelSource, commit: str) -> None:
+    """Move the work branch to one commit of the applied series (for --each-commit)."""
+    _git(src.tree, "checkout", "-q", "-f", "-B", WORK_BRANCH, commit)
+
+
+def _apply_error(src: KernelSource, ser: Series, p: Patch, am: subprocess.CompletedProcess[str],
+                 tree: Path) -> str:
+    msg = [f"patch {p.number}/{len(ser.patches)} {p.subject!r} ({p.name}) does not apply to {src.origin}:",
+           (am.stdout + am.stderr).strip()]
+    missing = _missing_files(tree, p)
+    if missing:
+        msg.append(f"it modifies files this tree does not have ({', '.join(missing[:5])}): is the series "
+                   "for a different tree? Choose the base it was written for with --kernel")
+    else:
+        msg.append("rebase the series onto the base under test, or choose its base with --kernel")
+    if note := base_commit_note(ser, src):
+        msg.append(note)
+    return "\n".join(msg)
+
+
+# -- checkpatch --------------------------------------------------------------------
+
+CHECKPATCH_LINE = re.compile(r"^(?P<file>[^:]*):(?P<line>\d+): (?P<level>ERROR|WARNING|CHECK):"
+                             r"(?P<type>[A-Z0-9_]+): (?P<msg>.*)$")
+
+
+def parse_checkpatch(text: str) -> dict[str, object]:
+    """Findings from `checkpatch.pl --terse --show-types` output."""
+    findings = []
+    for line in text.splitlines():
+        if m := CHECKPATCH_LINE.match(line.strip()):
+            findings.append({"line": int(m["line"]), "level": m["level"], "type": m["type"],
+                             "message": m["msg"]})
+    return {"errors": sum(f["level"] == "ERROR" for f in findings),
+            "warnings": sum(f["level"] == "WARNING" for f in findings),
+            "checks": sum(f["level"] == "CHECK" for f in findings),
+            "findings": findings}
+
+
+def checkpatch(tree: Path, ser: Series) -> list[dict[str, object]]:
+    """Run the tree's own scripts/checkpatch.pl on every patch."""
+    script = tree / "scripts" / "checkpatch.pl"
+    if not script.is_file():
+        raise InfraError(f"{tree} has no scripts/checkpatch.pl")
+    out = []
+    with tempfile.TemporaryDirectory(prefix="foliofarm-checkpatch-") as tmp:
+        for p in ser.patches:
+            f = Path(tmp) / f"{p.number:04d}.patch"
+            f.write_bytes(p.mbox())
+            proc = subprocess.run(["perl", str(script), "--terse", "--no-summary", "--show-types",
+                                   f"--root={tree}", str(f)], capture_output=True, text=True,
+                                  cwd=tree, env=_env(), check=False)
+            res = parse_checkpatch(proc.stdout)
+            if proc.returncode not in (0, 1) or (proc.returncode and not res["findings"]):
+                raise InfraError(f"checkpatch.pl failed on patch {p.number} ({p.name}): "
+                                 f"{(proc.stderr or proc.stdout).strip()[-500:]}")
+            out.append({"number": p.number, "subject": p.subject, "name": p.name, **res})
+    return out

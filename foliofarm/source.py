@@ -56,6 +56,10 @@ class KernelSource:
         return (self.tree / ".git").exists()
 
 
+def is_dirty(tree: Path) -> bool:
+    return bool(_git(tree, "status", "--porcelain", "--untracked-files=no").strip())
+
+
 def _git(tree: Path, *args: str) -> str:
     return run(["git", "-C", str(tree), *args], what="git").stdout.decode()
 
@@ -144,3 +148,21 @@ def _unpack(deb: Path, package: str, final: Path) -> None:
              f"{package} {final.name.split('_', 1)[1]} as shipped by Debian"], env=env,
             what="git commit")
         (tmp / ".foliofarm-ready").write_text(package + "\n")
+
+
+def worktree(src: KernelSource, cache: Path, rev: str) -> KernelSource:
+    """A git worktree of a local kernel repository, kept in the cache and detached
+    at ``rev``: a series is applied there, never in the developer's own checkout.
+    Its place is fixed per repository, so its build directory stays warm."""
+    wt = cache / "worktrees" / f"{src.tree.name}-{sha256_text(str(src.tree))[:8]}"
+    commit = _git(src.tree, "rev-parse", "--verify", f"{rev}^{{commit}}").strip()
+    if not (wt / ".git").exists():
+        wt.parent.mkdir(parents=True, exist_ok=True)
+        run(["git", "-C", str(src.tree), "worktree", "prune"], what="git worktree prune")
+        run(["git", "-C", str(src.tree), "worktree", "add", "-q", "--detach", str(wt), commit],
+            what="git worktree add")
+    else:
+        subprocess.run(["git", "-C", str(wt), "am", "--abort"], capture_output=True, check=False)
+        run(["git", "-C", str(wt), "checkout", "-q", "-f", "--detach", commit], what="git checkout")
+    return KernelSource(spec=src.spec, tree=wt, version=makefile_version(wt),
+                        origin=f"{src.tree} at {commit[:12]}")

@@ -1,4 +1,5 @@
-"""Applying a series with git am to a (tiny, real) git tree, and restoring it."""
+"""Series intake (mbox, directory, git range), bad input, and applying with git am
+to a tiny real git tree that must always be left exactly as it was."""
 
 import subprocess
 from pathlib import Path
@@ -10,6 +11,7 @@ from foliofarm.errors import UsageError
 from foliofarm.source import GIT_IDENTITY, KernelSource
 
 ROOT = Path(__file__).resolve().parent.parent
+DATA = Path(__file__).resolve().parent / "data"
 
 
 def git(tree: Path, *args: str) -> str:
@@ -28,73 +30,195 @@ def tree(tmp_path) -> KernelSource:
     return KernelSource(spec="debian:7.3", tree=t, version="7.3.4", origin="fake 7.3")
 
 
-def make_patch(src: KernelSource, out: Path, old: str, new: str, subject: str) -> Path:
+def commit(src: KernelSource, old: str, new: str, subject: str) -> None:
     f = src.tree / "mm" / "filemap.c"
     f.write_text(f.read_text().replace(old, new))
     git(src.tree, "commit", "-q", "-am", subject)
+
+
+def two_patch_series(src: KernelSource, out: Path, *extra: str) -> Path:
+    """A two-patch series written by git format-patch into ``out``; the tree is reset."""
+    commit(src, "int b;", "int b2;", "mm: rename b")
+    commit(src, "int c;", "int c2;", "mm: rename c")
     out.mkdir(exist_ok=True)
-    git(src.tree, "format-patch", "-q", "-1", "-o", str(out))
-    git(src.tree, "reset", "-q", "--hard", "HEAD~1")
+    git(src.tree, "format-patch", "-q", *extra, "-2", "-o", str(out))
+    git(src.tree, "reset", "-q", "--hard", "HEAD~2")
     return out
 
 
-def state(src: KernelSource) -> tuple[str, str, str]:
-    return (git(src.tree, "rev-parse", "HEAD"), git(src.tree, "branch", "--list"),
-            git(src.tree, "status", "--porcelain"))
+def mbox(src: KernelSource, tmp_path: Path, *extra: str) -> Path:
+    d = two_patch_series(src, tmp_path / "fp", *extra)
+    box = tmp_path / "series.mbox"
+    box.write_bytes(b"".join(p.read_bytes() for p in sorted(d.iterdir())))
+    return box
 
 
-def test_series_applies_and_tree_is_restored(tree, tmp_path):
-    d = make_patch(tree, tmp_path / "s", "int b;", "int b2;", "mm: rename b")
-    before = state(tree)
-    base_state = tree.state()
-    with series.applied(tree, d) as patched:
-        assert patched.label == "7.3+series"
-        assert "int b2;" in (tree.tree / "mm" / "filemap.c").read_text()
-        assert patched.state() != base_state
-    assert state(tree) == before
-    assert "int b;" in (tree.tree / "mm" / "filemap.c").read_text()
+def snapshot(src: KernelSource):
+    return series.tree_snapshot(src.tree)
 
 
-def test_patch_that_does_not_apply_names_it_and_leaves_tree_as_it_was(tree, tmp_path):
-    d = make_patch(tree, tmp_path / "s", "int b;", "int b2;", "mm: rename b")
-    (d / "0002-x.patch").write_text(
-        (next(d.glob("0001-*.patch"))).read_text().replace("mm: rename b", "mm: rename b again"))
-    before = state(tree)
-    with pytest.raises(UsageError) as exc:
-        with series.applied(tree, d):
-            pass
-    assert "patch 2/2 'mm: rename b again'" in str(exc.value)
-    assert "does not apply" in str(exc.value)
-    assert state(tree) == before
+def test_directory_applies_in_order_and_tree_is_restored(tree, tmp_path):
+    d = two_patch_series(tree, tmp_path / "s")
+    ser = series.load(str(d))
+    assert ser.kind == "directory"
+    assert [p.subject for p in ser.patches] == ["mm: rename b", "mm: rename c"]
+    assert ser.patches[0].files == ("mm/filemap.c",)
+    before, base_state = snapshot(tree), tree.state()
+    with series.applied(tree, ser) as ap:
+        assert ap.source.label == "7.3+series"
+        assert len(ap.commits) == 2
+        assert "int b2;\nint c2;" in (tree.tree / "mm" / "filemap.c").read_text()
+        assert ap.source.state() != base_state
+    assert snapshot(tree) == before
 
 
-def test_dirty_tree_is_refused(tree, tmp_path):
-    d = make_patch(tree, tmp_path / "s", "int b;", "int b2;", "mm: rename b")
-    (tree.tree / "mm" / "filemap.c").write_text("dirty\n")
-    with pytest.raises(UsageError, match="uncommitted changes"):
-        with series.applied(tree, d):
-            pass
+def test_mbox_with_cover_letter_skips_it_and_reads_base_commit(tree, tmp_path):
+    base = git(tree.tree, "rev-parse", "HEAD").strip()
+    box = mbox(tree, tmp_path, "--cover-letter", f"--base={base}")
+    ser = series.load(str(box))
+    assert ser.kind == "mbox"
+    assert len(ser.patches) == 2 and ser.patches[1].number == 2
+    assert ser.cover is not None          # "*** SUBJECT HERE ***" from format-patch
+    assert ser.base_commit == base
+    assert series.base_commit_note(ser, tree) is None    # the same base: nothing to say
+    with series.applied(tree, ser) as ap:
+        assert len(ap.commits) == 2
 
 
-def test_quilt_series_file_orders_patches(tmp_path):
-    for n in ("b.patch", "a.patch"):
-        (tmp_path / n).write_text("x")
-    (tmp_path / "series").write_text("# order\nb.patch\na.patch -p1\n")
-    assert [p.name for p in series.patch_files(tmp_path)] == ["b.patch", "a.patch"]
-    (tmp_path / "series").write_text("c.patch\n")
+def test_base_commit_other_than_base_under_test_is_reported(tree, tmp_path):
+    box = mbox(tree, tmp_path, "--cover-letter", "--base=HEAD~2")
+    ser = series.load(str(box))
+    other = git(tree.tree, "rev-parse", "HEAD").strip()
+    commit(tree, "int a;", "int a1;", "unrelated")          # base under test moves on
+    note = series.base_commit_note(ser, tree)
+    assert note and ser.base_commit in note and "fake 7.3" in note
+    assert ser.base_commit == other
+
+
+def test_b4_style_mbox_without_mbox_from_lines_of_git(tree, tmp_path):
+    box = mbox(tree, tmp_path)
+    text = box.read_text()
+    b4 = "\n".join("From git@z Thu Jan  1 00:00:00 1970" if ln.startswith("From ") and ln.endswith("2001")
+                   else ln for ln in text.splitlines()) + "\n"
+    box.write_text(b4)
+    assert len(series.load(str(box)).patches) == 2
+
+
+def test_quilt_series_file_orders_patches_and_headerless_diffs_get_headers(tree, tmp_path):
+    d = two_patch_series(tree, tmp_path / "s")
+    q = tmp_path / "quilt"
+    q.mkdir()
+    for n, p in enumerate(sorted(d.iterdir())):   # headerless: only the diff
+        text = p.read_text()
+        (q / f"{'ba'[n]}.diff").write_text(text[text.index("diff --git"):])
+    (q / "series").write_text("# order\nb.diff\na.diff -p1\n")
+    ser = series.load(str(q))
+    assert [p.subject for p in ser.patches] == ["b", "a"]
+    with series.applied(tree, ser) as ap:
+        assert len(ap.commits) == 2
+    (q / "series").write_text("c.patch\n")
     with pytest.raises(UsageError, match="c.patch"):
-        series.patch_files(tmp_path)
+        series.load(str(q))
+
+
+def test_git_range_in_a_local_tree(tree, tmp_path):
+    base = git(tree.tree, "rev-parse", "HEAD").strip()
+    commit(tree, "int b;", "int b2;", "mm: rename b")
+    commit(tree, "int c;", "int c2;", "mm: rename c")
+    ser = series.load("HEAD~2..HEAD", tree.tree)
+    assert ser.kind == "range" and ser.base_rev == base
+    assert [p.subject for p in ser.patches] == ["mm: rename b", "mm: rename c"]
+    with pytest.raises(UsageError, match="does not resolve"):
+        series.load("nosuch..HEAD", tree.tree)
+    with pytest.raises(UsageError, match="is empty"):
+        series.load("HEAD..HEAD~1", tree.tree)
+    with pytest.raises(UsageError, match="needs --kernel PATH"):
+        series.load("v7.3..HEAD", None)
+
+
+@pytest.mark.parametrize("content,msg", [
+    (b"", "is empty"),
+    (b"\n\n  \n", "is empty"),
+    (b"\x00\x01garbage", "not an mbox"),
+    (b"From 1 Mon Sep 17 00:00:00 2001\nFrom: a <a@b>\nSubject: [PATCH] mm: words\n\nno diff here\n",
+     "has no diff"),
+    (b"From 1 Mon Sep 17 00:00:00 2001\nFrom: a <a@b>\nSubject: [PATCH 0/1] cover\n\nonly a cover\n",
+     "holds no patch"),
+])
+def test_bad_mbox_is_a_clear_usage_error(tmp_path, content, msg):
+    f = tmp_path / "bad.mbox"
+    f.write_bytes(content)
+    with pytest.raises(UsageError, match=msg):
+        series.load(str(f))
+
+
+def test_nonexistent_series(tmp_path):
+    with pytest.raises(UsageError, match="not a file, a directory or a git range"):
+        series.load(str(tmp_path / "nope.mbox"))
 
 
 def test_empty_series_directory(tmp_path):
-    with pytest.raises(UsageError, match="no .patch files"):
-        series.patch_files(tmp_path)
+    with pytest.raises(UsageError, match="has no .patch"):
+        series.load(str(tmp_path))
 
 
-def test_example_controls_are_single_file_patches():
-    """Negative controls must rebuild incrementally: one .c file each."""
-    for d in (ROOT / "examples" / "series").glob("neg-*"):
-        patches = series.patch_files(d)
-        assert len(patches) == 1
-        files = [ln for ln in patches[0].read_text().splitlines() if ln.startswith("+++ b/")]
-        assert len(files) == 1 and files[0].endswith(".c"), d
+def test_patch_that_does_not_apply_names_it_and_leaves_tree_as_it_was(tree, tmp_path):
+    d = two_patch_series(tree, tmp_path / "s")
+    second = sorted(d.iterdir())[1]
+    second.write_text(second.read_text().replace("-int c;", "-int zzz;"))
+    ser = series.load(str(d))
+    before = snapshot(tree)
+    with pytest.raises(UsageError) as exc:
+        with series.applied(tree, ser):
+            pass
+    assert "patch 2/2 'mm: rename c'" in str(exc.value)
+    assert "does not apply to fake 7.3" in str(exc.value)
+    assert "patch failed" in str(exc.value)       # git's own message
+    assert snapshot(tree) == before
+
+
+def test_series_for_a_different_tree_says_so(tree, tmp_path):
+    d = two_patch_series(tree, tmp_path / "s")
+    for p in d.iterdir():
+        p.write_text(p.read_text().replace("mm/filemap.c", "fs/nosuch.c"))
+    before = snapshot(tree)
+    with pytest.raises(UsageError, match="files this tree does not have .fs/nosuch.c.*different tree"):
+        with series.applied(tree, series.load(str(d))):
+            pass
+    assert snapshot(tree) == before
+
+
+def test_interrupted_run_is_recovered(tree, tmp_path):
+    """A killed run leaves the work branch checked out: the next run puts it back."""
+    before = snapshot(tree)
+    ser = series.load(str(two_patch_series(tree, tmp_path / "s")))
+    git(tree.tree, "checkout", "-q", "-b", series.WORK_BRANCH)
+    commit(tree, "int a;", "int a9;", "half-applied")
+    with series.applied(tree, ser):
+        pass
+    assert snapshot(tree) == before
+
+
+def test_dirty_tree_is_refused(tree, tmp_path):
+    ser = series.load(str(two_patch_series(tree, tmp_path / "s")))
+    (tree.tree / "mm" / "filemap.c").write_text("dirty\n")
+    with pytest.raises(UsageError, match="uncommitted changes"):
+        with series.applied(tree, ser):
+            pass
+
+
+def test_checkpatch_output_parsed():
+    """Recorded from 7.3's scripts/checkpatch.pl --terse --show-types on style.patch."""
+    res = series.parse_checkpatch((DATA / "checkpatch" / "terse.txt").read_text())
+    assert (res["errors"], res["warnings"], res["checks"]) == (5, 4, 0)
+    assert res["findings"][1] == {"line": 14, "level": "ERROR", "type": "TRAILING_WHITESPACE",
+                                  "message": "trailing whitespace"}
+    assert "MISSING_SIGN_OFF" in {f["type"] for f in res["findings"]}
+
+
+def test_example_series_parse():
+    ex = ROOT / "examples" / "series"
+    for d in ex.glob("neg-*"):
+        ser = series.load(str(d))
+        assert len(ser.patches) == 1
+        assert len(ser.patches[0].files) == 1 and ser.patches[0].files[0].endswith(".c"), d

@@ -1,0 +1,372 @@
+"""report.md and report.html from a results document.
+
+One table per check in the style of the mailing-list tables (rows: folio-size
+categories such as thp-aligned-64kB and cont-aligned-64kB, then the check's key
+figures; columns: base and series per page size and filesystem), the verdict
+table, checkpatch's findings, the builds and the command that reproduces the run.
+report.html holds the same content plus one plot per check and page size of the
+folio-size distributions, base against series, embedded so it opens offline.
+
+    python -m foliofarm.report RESULTS/<run-id>     # render again from results.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import html
+import io
+import json
+import shlex
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from foliofarm.compare import FIGURES
+from foliofarm.util import write_atomic
+
+Block = tuple  # ("p", text) | ("table", header, rows) | ("pre", text) | ("img", name, png, alt)
+
+
+@dataclass
+class Section:
+    title: str
+    blocks: list[Block] = field(default_factory=list)
+
+
+def _fmt(v: Any) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, dict):
+        total = sum(v.values()) or 1
+        return " ".join(f"{k}K:{100 * n // total}%" for k, n in v.items())
+    return str(v)
+
+
+def _delta(d: Any) -> str:
+    if d is None:
+        return ""
+    return f" ({'+' if d > 0 else ''}{d})" if d else ""
+
+
+def columns(doc: dict[str, Any]) -> list[tuple[str, str, str, str]]:
+    """(page, fs, side, kernel label) per column, in matrix order: base then series
+    side by side for each page size and filesystem."""
+    sides = doc.get("sides")
+    cells = [(c["page_size"], c["fs"]) for c in doc["cells"]]
+    seen: list[tuple[str, str]] = []
+    for pf in cells:
+        if pf not in seen:
+            seen.append(pf)
+    if not sides:
+        kernels = {c["kernel"] for c in doc["cells"]}
+        return [(p, f, "", k) for p, f in seen for k in sorted(kernels)
+                if any(c["page_size"] == p and c["fs"] == f and c["kernel"] == k for c in doc["cells"])]
+    return [(p, f, side, sides[side]["kernel"]) for p, f in seen for side in ("base", "series")]
+
+
+def _by_cell(doc: dict[str, Any]) -> dict[tuple[str, str, str], dict[str, dict[str, Any]]]:
+    return {(c["kernel"], c["page_size"], c["fs"]): {k["name"]: k for k in c["checks"]} for c in doc["cells"]}
+
+
+def check_names(doc: dict[str, Any]) -> list[str]:
+    names: list[str] = []
+    for cell in doc["cells"]:
+        for c in cell["checks"]:
+            if c["name"] not in names:
+                names.append(c["name"])
+    return names
+
+
+def check_table(doc: dict[str, Any], name: str) -> tuple[list[str], list[list[str]]]:
+    cols = columns(doc)
+    by = _by_cell(doc)
+    results = [by.get((k, p, f), {}).get(name) for p, f, _, k in cols]
+    header = [name] + [f"{p} {f} {side or k}" for p, f, side, k in cols]
+    cats: list[str] = []
+    for r in results:
+        for cat in (r or {}).get("metrics", {}).get("categories_pct", {}):
+            if cat not in cats:
+                cats.append(cat)
+    rows = []
+    for cat in cats:
+        rows.append([cat] + [f"{(r or {}).get('metrics', {}).get('categories_pct', {}).get(cat, 0)}%"
+                             if r and "categories_pct" in r.get("metrics", {}) else "-" for r in results])
+    for key in FIGURES.get(name, ()):
+        if any(r and key in r.get("metrics", {}) for r in results):
+            rows.append([key] + [_fmt((r or {}).get("metrics", {}).get(key)) for r in results])
+    rows.append(["outcome"] + [(r or {}).get("outcome", "-") for r in results])
+    return header, rows
+
+
+def verdict_matrix(doc: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
+    rows = doc.get("verdicts", [])
+    cells: list[str] = []
+    for r in rows:
+        cid = f"{r['page_size']}-{r['fs']}"
+        if cid not in cells:
+            cells.append(cid)
+    table = {(f"{r['page_size']}-{r['fs']}", r["check"]): r["verdict"] for r in rows}
+    names = list(dict.fromkeys(r["check"] for r in rows))
+    return ["check"] + cells, [[n] + [table.get((c, n), "-") for c in cells] for n in names]
+
+
+def changes_table(doc: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
+    """Rows whose verdict is not a plain pass or whose figures moved."""
+    out = []
+    for r in doc.get("verdicts", []):
+        moved = [f for f in r["figures"] if f["base"] != f["series"]]
+        if r["verdict"] == "pass" and not moved:
+            continue
+        figs = "; ".join(f"{f['metric']} {_fmt(f['base'])} → {_fmt(f['series'])}{_delta(f['delta'])}"
+                         for f in (moved or r["figures"]))
+        why = r["series_reason"] if r["verdict"] in ("regression", "fail", "build-broken", "error") \
+            else r["base_reason"] if r["verdict"] == "fixed" else ""
+        out.append([f"{r['page_size']}-{r['fs']}", r["check"], r["verdict"], f"{r['base']} → {r['series']}",
+                    figs, why[:200]])
+    return ["cell", "check", "verdict", "outcome", "figures: base → series (delta)", "reason"], out
+
+
+def build(doc: dict[str, Any], plots: dict[tuple[str, str], bytes] | None = None) -> tuple[str, list[Section]]:
+    sides = doc.get("sides")
+    title = (f"foliofarm: {sides['base']['kernel']} vs {sides['series']['kernel']}" if sides
+             else f"foliofarm run {doc['run_id']}")
+    secs: list[Section] = []
+
+    s = Section("Summary")
+    if sides:
+        verdicts = [r["verdict"] for r in doc.get("verdicts", [])]
+        counts = ", ".join(f"{verdicts.count(v)} {v}" for v in dict.fromkeys(verdicts))
+        s.blocks.append(("p", f"Base: {sides['base']['origin']} ({sides['base']['kernel']}). "
+                              f"Against: {sides['series']['origin']} ({sides['series']['kernel']})."))
+        s.blocks.append(("p", f"Verdicts: {counts or 'none'}."))
+    s.blocks.append(("p", f"Run {doc['run_id']}, started {doc['started']}, "
+                          f"{'complete' if doc.get('complete') else 'INCOMPLETE'}."))
+    for e in doc.get("errors", []):
+        s.blocks.append(("pre", f"error ({e['stage']}): {e['message']}"))
+    secs.append(s)
+
+    if ser := doc.get("series"):
+        s = Section("Series")
+        if ser.get("cover"):
+            s.blocks.append(("p", f"Cover letter: {ser['cover']}"))
+        s.blocks.append(("table", ["#", "subject", "files"],
+                         [[str(p["number"]), p["subject"], ", ".join(p["files"])] for p in ser["patches"]]))
+        if ser.get("base_commit_note"):
+            s.blocks.append(("p", "Note: " + ser["base_commit_note"]))
+        secs.append(s)
+
+    if doc.get("verdicts"):
+        s = Section("Verdicts")
+        s.blocks.append(("table", *verdict_matrix(doc)))
+        header, rows = changes_table(doc)
+        if rows:
+            s.blocks.append(("p", "What changed, or did not pass:"))
+            s.blocks.append(("table", header, rows))
+        else:
+            s.blocks.append(("p", "Every check passed on both sides with the same figures."))
+        secs.append(s)
+
+    for name in check_names(doc):
+        s = Section(f"Check: {name}")
+        s.blocks.append(("table", *check_table(doc, name)))
+        for (check, page), png in sorted((plots or {}).items()):
+            if check == name:
+                s.blocks.append(("img", f"plots/{check}-{page}.png", png,
+                                 f"{check} on {page}: folio-size distribution"))
+        secs.append(s)
+
+    if doc.get("checkpatch") is not None:
+        s = Section("checkpatch.pl")
+        cp = doc["checkpatch"]
+        s.blocks.append(("table", ["#", "subject", "errors", "warnings", "checks"],
+                         [[str(p["number"]), p["subject"], str(p["errors"]), str(p["warnings"]),
+                           str(p["checks"])] for p in cp]))
+        lines = [f"{p['number']}: {f['level']}:{f['type']}: {f['message']} (line {f['line']})"
+                 for p in cp for f in p["findings"]]
+        if lines:
+            s.blocks.append(("pre", "\n".join(lines)))
+        secs.append(s)
+
+    s = Section("Builds")
+    s.blocks.append(("table", ["side", "kernel", "page size", "build", "seconds"],
+                     [[k.get("side") or "", k["kernel"], k["page_size"],
+                       "BROKEN" if k.get("build_failed") else ("built" if k.get("built_now") else "cached"),
+                       _fmt(k.get("build_seconds")) if k.get("built_now") else ""]
+                      for k in doc.get("kernels", [])]))
+    for k in doc.get("kernels", []):
+        if k.get("build_failed"):
+            s.blocks.append(("pre", f"{k['kernel']} {k['page_size']}:\n{k['error']}"))
+    if doc.get("each_commit"):
+        s.blocks.append(("p", "Every commit (--each-commit):"))
+        s.blocks.append(("table", ["#", "commit", "subject", "page size", "builds"],
+                         [[str(e["number"]), e["commit"][:12], e["subject"], e["page_size"],
+                           "yes" if e["ok"] else "NO"] for e in doc["each_commit"]]))
+        for e in doc["each_commit"]:
+            if not e["ok"]:
+                s.blocks.append(("p", f"First commit that does not build: {e['number']} "
+                                      f"{e['subject']!r} ({e['page_size']})"))
+                s.blocks.append(("pre", e["errors"]))
+    for b in doc.get("boots", []):
+        if b.get("reused"):
+            s.blocks.append(("p", f"{b['kernel']} {b['page_size']}: base measurements reused from run "
+                                  f"{b.get('measured_by')} (same kernel, guest programs, images and checks)"))
+    secs.append(s)
+
+    s = Section("Reproduce")
+    s.blocks.append(("pre", shlex.join(doc["command"])))
+    for k in doc.get("kernels", []):
+        if k.get("reproduce"):
+            s.blocks.append(("pre", f"# {k['kernel']} {k['page_size']}\n{k['reproduce']}"))
+    secs.append(s)
+    return title, secs
+
+
+def _md_cell(text: str) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def _numeric(rows: list[list[str]], col: int) -> bool:
+    """Right-align a column of figures, like the mailing-list tables."""
+    vals = [str(r[col]).rstrip("%") for r in rows if col < len(r) and r[col] not in ("-", "")]
+    def num(v: str) -> bool:
+        try:
+            float(v)
+            return True
+        except ValueError:
+            return False
+    return bool(vals) and sum(map(num, vals)) >= len(vals) / 2
+
+
+def to_markdown(title: str, secs: list[Section]) -> str:
+    out = [f"# {title}", ""]
+    for s in secs:
+        out += [f"## {s.title}", ""]
+        for b in s.blocks:
+            if b[0] == "p":
+                out += [b[1], ""]
+            elif b[0] == "pre":
+                out += ["```", b[1], "```", ""]
+            elif b[0] == "table":
+                header, rows = b[1], b[2]
+                out.append("| " + " | ".join(_md_cell(h) for h in header) + " |")
+                out.append("|" + "|".join("---:" if i and _numeric(rows, i) else "---"
+                                          for i in range(len(header))) + "|")
+                out += ["| " + " | ".join(_md_cell(c) for c in r) + " |" for r in rows]
+                out.append("")
+            elif b[0] == "img":
+                out += [f"![{b[3]}]({b[1]})", ""]
+    return "\n".join(out)
+
+
+CSS = """body{font-family:sans-serif;max-width:80em;margin:1em auto;padding:0 1em}
+table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #bbb;padding:2px 6px;
+text-align:right;font-family:monospace}td:first-child,th:first-child{text-align:left}
+pre{background:#f4f4f4;padding:.5em;overflow-x:auto}.regression,.build-broken{background:#f99}
+.fixed{background:#9cf}.fail,.error{background:#fcc}.xfail{background:#ffc}.pass{background:#dfd}"""
+
+
+def to_html(title: str, secs: list[Section]) -> str:
+    e = html.escape
+    out = [f"<!doctype html><html><head><meta charset='utf-8'><title>{e(title)}</title>"
+           f"<style>{CSS}</style></head><body><h1>{e(title)}</h1>"]
+    for s in secs:
+        out.append(f"<h2>{e(s.title)}</h2>")
+        for b in s.blocks:
+            if b[0] == "p":
+                out.append(f"<p>{e(b[1])}</p>")
+            elif b[0] == "pre":
+                out.append(f"<pre>{e(b[1])}</pre>")
+            elif b[0] == "table":
+                out.append("<table><tr>" + "".join(f"<th>{e(h)}</th>" for h in b[1]) + "</tr>")
+                for r in b[2]:
+                    out.append("<tr>" + "".join(f"<td class='{e(str(c))}'>{e(str(c))}</td>" for c in r) + "</tr>")
+                out.append("</table>")
+            elif b[0] == "img":
+                data = base64.b64encode(b[2]).decode()
+                out.append(f"<p><img alt='{e(b[3])}' src='data:image/png;base64,{data}'></p>")
+    out.append("</body></html>")
+    return "\n".join(out)
+
+
+def distribution(result: dict[str, Any] | None) -> dict[str, float]:
+    """What a plot shows for one result: the folio-size categories if the check
+    has them, else its folio size histogram as shares."""
+    m = (result or {}).get("metrics", {})
+    if m.get("categories_pct"):
+        return {k: float(v) for k, v in m["categories_pct"].items()}
+    hist = m.get("folio_kb_hist") or {}
+    total = sum(hist.values()) or 1
+    return {f"{k}kB": 100.0 * v / total for k, v in hist.items()}
+
+
+def plots(doc: dict[str, Any]) -> dict[tuple[str, str], bytes]:
+    """One PNG per check and page size: the folio-size distribution per filesystem,
+    base against series (or one bar per kernel on a one-sided run)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    cols = columns(doc)
+    by = _by_cell(doc)
+    out = {}
+    for name in check_names(doc):
+        for page in dict.fromkeys(p for p, _, _, _ in cols):
+            pcols = [c for c in cols if c[0] == page]
+            dists = {(f, side or k): distribution(by.get((k, p, f), {}).get(name)) for p, f, side, k in pcols}
+            cats = list(dict.fromkeys(c for d in dists.values() for c in d))
+            if not cats:
+                continue
+            fss = list(dict.fromkeys(f for f, _ in dists))
+            fig, axes = plt.subplots(1, len(fss), figsize=(4.5 * len(fss), 3.2), squeeze=False, sharey=True)
+            for ax, fs in zip(axes[0], fss):
+                sides = [s for f, s in dists if f == fs]
+                width = 0.8 / max(1, len(sides))
+                for i, side in enumerate(sides):
+                    d = dists[(fs, side)]
+                    ax.bar([x + i * width for x in range(len(cats))], [d.get(c, 0) for c in cats],
+                           width, label=side)
+                ax.set_xticks([x + 0.4 - width / 2 for x in range(len(cats))], cats, rotation=45,
+                              ha="right", fontsize=7)
+                ax.set_title(f"{name} {page} {fs}", fontsize=9)
+                ax.set_ylim(0, 105)
+                ax.legend(fontsize=7)
+            axes[0][0].set_ylabel("% of mapped memory")
+            fig.tight_layout()
+            buf = io.BytesIO()
+            fig.savefig(buf, format="png", dpi=80)
+            plt.close(fig)
+            out[(name, page)] = buf.getvalue()
+    return out
+
+
+def write(run_dir: Path, doc: dict[str, Any]) -> tuple[Path, Path]:
+    pngs = plots(doc)
+    (run_dir / "plots").mkdir(exist_ok=True)
+    for (check, page), png in pngs.items():
+        write_atomic(run_dir / "plots" / f"{check}-{page}.png", png)
+    title, secs = build(doc, pngs)
+    md, page = run_dir / "report.md", run_dir / "report.html"
+    write_atomic(md, to_markdown(title, secs) + "\n")
+    write_atomic(page, to_html(title, secs) + "\n")
+    return md, page
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m foliofarm.report",
+                                 description="Render report.md and report.html from a run's results.json")
+    ap.add_argument("run_dir", type=Path, help="RESULTS/<run-id> (or RESULTS/latest)")
+    args = ap.parse_args(argv)
+    f = args.run_dir / "results.json"
+    if not f.is_file():
+        print(f"foliofarm.report: {f} does not exist", file=sys.stderr)
+        return 2
+    md, page = write(args.run_dir, json.loads(f.read_text()))
+    print(md)
+    print(page)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
