@@ -210,7 +210,7 @@ class Builder:
             run(argv, env=env, log=logf, what=f"make {' '.join(targets)}")
         except InfraError as exc:
             raise BuildError(f"{source.label}: make {' '.join(targets)} failed in {bdir}\n"
-                             + compiler_errors(logf) + f"\nfull log: {logf}") from exc
+                             + compiler_errors(logf, strip=f"{source.tree}/") + f"\nfull log: {logf}") from exc
 
     def _build_probe(self, source: KernelSource, bdir: Path, env: dict[str, str],
                      logf: Path) -> None:
@@ -224,9 +224,12 @@ class Builder:
         self._make(source, bdir, env, logf, f"M={mdir}", "modules")
 
 
-def compiler_errors(logf: Path, limit: int = 20) -> str:
-    """The compiler's error lines from a build log (what a developer wants first)."""
+def compiler_errors(logf: Path, limit: int = 20, strip: str = "") -> str:
+    """The compiler's error lines from a build log (what a developer wants first),
+    with paths relative to the tree as in a 0-day report."""
     text = logf.read_text(errors="replace") if logf.exists() else ""
+    if strip:
+        text = text.replace(strip, "")
     lines = [ln for ln in text.splitlines()
              if re.search(r"\berror\b|Error \d|undefined reference", ln)]
     return "\n".join(lines[:limit]) or "\n".join(text.splitlines()[-limit:])

@@ -99,7 +99,7 @@ class ResultsWriter:
         self.flush()
 
     def add(self, key: str, item: Any) -> None:
-        self.doc[key].append(item)
+        self.doc.setdefault(key, []).append(item)
         self.flush()
 
     def finish(self, complete: bool) -> int:

@@ -12,6 +12,7 @@ from typing import Any
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from foliofarm import checks, hosttools, images, matrix, report, rootfs, series, source
 from foliofarm.build import Artifacts, Builder
@@ -69,9 +70,12 @@ class Run:
         self.cache = cache_dir()
         self.writer: ResultsWriter | None = None
         self.kernel_xy = ""     # "X.Y" of the kernel being measured, for expectations
+        self.kernel_side: str | None = None
 
-    def log(self, msg: str) -> None:
-        self.ui.log(msg)
+    def log(self, msg: str, style: str | None = None) -> None:
+        """Log plain text: kernel and compiler messages are full of [brackets]
+        that must not be read as markup."""
+        self.ui.log(Text(msg, style=style or ""))
 
     def execute(self) -> int:
         o = self.opts
@@ -95,21 +99,22 @@ class Run:
                 complete = self._side(builder, src, disks, side=None)
         except UsageError as exc:
             w.add("errors", {"stage": "input", "message": str(exc)})
-            self.ui.print(f"[red]error:[/red] {exc}")
+            self.ui.print(Text("error: ", style="red") + Text(str(exc)))
             complete, usage = False, True
         except FarmError as exc:
             w.add("errors", {"stage": "setup", "message": str(exc)})
-            self.ui.print(f"[red]error:[/red] {exc}")
+            self.ui.print(Text("error: ", style="red") + Text(str(exc)))
             complete = False
         code = w.finish(complete)
-        self.print_table(w.doc)
-        if w.doc.get("sides"):
+        if w.doc["cells"]:
+            self.print_table(w.doc)
+        if w.doc.get("verdicts"):
             self.print_verdicts(w.doc)
         try:
             paths = report.write(w.dir, w.doc)
             self.log(f"report: {paths[0]} and {paths[1]}")
         except Exception as exc:   # a report that fails to render must not hide the results
-            self.log(f"[red]report not written: {exc}[/red]")
+            self.log(f"report not written: {exc}", "red")
         if usage:
             code = 2
         self.log(f"results: {w.dir / 'results.json'} (exit {code})")
@@ -136,7 +141,7 @@ class Run:
         if not src.spec.startswith("debian:"):
             # Never apply in the developer's checkout: use a worktree in the cache.
             if ser.kind != "range" and src.versioned and source.is_dirty(src.tree):
-                self.log(f"[yellow]{src.tree} has uncommitted changes; the base is its HEAD commit[/]")
+                self.log(f"{src.tree} has uncommitted changes; the base is its HEAD commit", "yellow")
             if not src.versioned:
                 raise UsageError(f"{src.tree} is not a git tree: a series needs one (git am)")
             src = source.worktree(src, self.cache, ser.base_rev or "HEAD")
@@ -147,7 +152,7 @@ class Run:
                                         "files": list(p.files + p.new_files)} for p in ser.patches]}
         if note := series.base_commit_note(ser, src):
             w.doc["series"]["base_commit_note"] = note
-            self.log(f"[yellow]{note}[/]")
+            self.log(note, "yellow")
         w.flush()
         # Apply once before anything is built, so a series that does not apply stops here.
         with self.ui.status("applying the series (trial)"):
@@ -196,18 +201,35 @@ class Run:
                     except BuildError as exc:
                         entry.update(ok=False, errors=str(exc))
                         w.add("each_commit", entry)
-                        self.log(f"[red]commit {k}/{len(ap.commits)} {subject!r} does not build "
-                                 f"for {page.name}[/red]\n{exc}")
+                        self.log(f"commit {k}/{len(ap.commits)} {subject!r} does not build "
+                                 f"for {page.name}\n{exc}", "red")
                         return
                 self.log(f"commit {k}/{len(ap.commits)} builds for every page size")
         finally:
             series.checkout(ap.source, ap.commits[-1])
+
+    def _tip_built(self, page: matrix.PageSize, error: str | None) -> None:
+        """With --each-commit, the series' last commit is the series side's own build."""
+        w = self.writer
+        assert w is not None
+        commits = (w.doc.get("series") or {}).get("commits") or []
+        if not self.opts.each_commit or not commits or self.kernel_side != "series":
+            return
+        if any(not e["ok"] for e in w.doc.get("each_commit", [])):
+            return    # an earlier commit already broke
+        entry = {"number": len(commits), "commit": commits[-1],
+                 "subject": w.doc["series"]["patches"][-1]["subject"], "page_size": page.name,
+                 "ok": error is None}
+        if error is not None:
+            entry["errors"] = error
+        w.add("each_commit", entry)
 
     # -- one kernel, every page size ----------------------------------------------
 
     def _side(self, builder: Builder, src: source.KernelSource, disks: dict[str, Path],
               side: str | None) -> bool:
         self.kernel_xy = src.xy
+        self.kernel_side = side
         ok = True
         for page in self.opts.page_sizes:
             ok = self._page_size(builder, src, page, disks, side) and ok
@@ -228,11 +250,13 @@ class Run:
                          build_seconds=meta.get("seconds"), reproduce=meta.get("reproduce"),
                          absent_optional=meta.get("absent_optional", []))
             w.add("kernels", entry)
+            self._tip_built(page, None)
             self.log(f"kernel {label} {page.name}: {'built' if arts.built else 'cached'} {arts.dir.name}")
             initrd = rootfs.initramfs(self.cache, arts)
         except BuildError as exc:
             entry.update(build_failed=True, error=str(exc))
             w.add("kernels", entry)
+            self._tip_built(page, str(exc))
             self._error_cells(cells, f"build failed: {exc}")
             return side == "series"   # a series that breaks the build is a verdict, not an incomplete run
         except FarmError as exc:
@@ -311,7 +335,7 @@ class Run:
                                        str(exc)), excerpt=exc.excerpt)
             boot["error"] = str(exc)
             w.add("boots", boot)
-            self.log(f"[red]{page.name}: {exc}[/red]")
+            self.log(f"{page.name}: {exc}", "red")
             return False
         w.add("boots", boot)
         clean = not boot_splats and all(m["kind"] != "error" and not m["splats"] for m in measured.values())
@@ -375,7 +399,7 @@ class Run:
         for cell in cells:
             for chk in self.opts.checks:
                 self.writer.record(cell, Outcome(chk.name, "error", message))
-        self.log(f"[red]{message}[/red]")
+        self.log(message, "red")
 
     def print_table(self, doc: dict[str, Any]) -> None:
         names = [c.name for c in self.opts.checks] + ["console"]

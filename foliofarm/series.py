@@ -321,8 +321,12 @@ def checkout(src: KernelSource, commit: str) -> None:
 
 def _apply_error(src: KernelSource, ser: Series, p: Patch, am: subprocess.CompletedProcess[str],
                  tree: Path) -> str:
+    # git's own reasons, without its advice on resuming an am we have already aborted
+    said = [ln for ln in (am.stdout + am.stderr).splitlines()
+            if ln.strip() and not re.match(r"(hint:|Patch failed at|When you have resolved|If you prefer"
+                                           r"|To restore the original)", ln)]
     msg = [f"patch {p.number}/{len(ser.patches)} {p.subject!r} ({p.name}) does not apply to {src.origin}:",
-           (am.stdout + am.stderr).strip()]
+           *("  " + ln for ln in said)]
     missing = _missing_files(tree, p)
     if missing:
         msg.append(f"it modifies files this tree does not have ({', '.join(missing[:5])}): is the series "

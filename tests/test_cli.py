@@ -31,3 +31,23 @@ def test_list(capsys):
     assert main(["list"]) == 0
     out = capsys.readouterr().out
     assert "exec-text" in out and "debian:7.3" in out
+
+
+@pytest.mark.parametrize("argv,msg", [
+    (["run", "--series", "/nonexistent/s.mbox"], "is not a file, a directory or a git range"),
+    (["run", "--series", "v7.2..v7.3"], "needs --kernel PATH"),
+    (["run", "--series", "x.mbox", "--compare", "debian:6.12"], "give one"),
+    (["run", "--each-commit"], "need --series"),
+    (["run", "--compare", "debian:1.0"], "unknown kernel"),
+])
+def test_series_usage_errors(argv, msg, capsys):
+    assert main(argv) == 2
+    assert msg in capsys.readouterr().err
+
+
+def test_empty_mbox_is_refused_before_anything_runs(tmp_path, capsys):
+    box = tmp_path / "empty.mbox"
+    box.write_text("")
+    assert main(["run", "--series", str(box), "--results", str(tmp_path / "r")]) == 2
+    assert "is empty" in capsys.readouterr().err
+    assert not (tmp_path / "r").exists()

@@ -1,0 +1,118 @@
+"""Verdicts and reports, replayed from results recorded by real series runs:
+neg-exec-text (a regression on 4K), no-build (a build break found by
+--each-commit) and benign (no change)."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from foliofarm import compare, report
+
+DATA = Path(__file__).resolve().parent / "data" / "results"
+
+
+def doc(name: str) -> dict:
+    return json.loads((DATA / f"{name}.json").read_text())
+
+
+@pytest.mark.parametrize("base,new,want", [
+    ("pass", "pass", "pass"),
+    ("pass", "fail", "regression"),
+    ("pass", "xfail", "regression"),
+    ("xpass", "fail", "regression"),
+    ("fail", "pass", "fixed"),
+    ("xfail", "pass", "fixed"),
+    ("xfail", "xpass", "fixed"),
+    ("fail", "fail", "fail"),
+    ("xfail", "xfail", "xfail"),
+    ("xfail", "fail", "fail"),
+    ("pass", "error", "error"),
+    ("error", "pass", "error"),
+    ("skip", "pass", "skip"),
+    ("pass", None, "incomplete"),
+])
+def test_verdict_table(base, new, want):
+    assert compare.verdict(base, new) == want
+
+
+def test_regression_from_a_recorded_negative_control():
+    d = doc("neg-exec-text-4k")
+    rows = compare.verdicts(d)
+    assert rows == d["verdicts"]
+    by = {(r["fs"], r["check"]): r for r in rows}
+    et = by[("xfs", "exec-text")]
+    assert et["verdict"] == "regression"
+    figs = {f["metric"]: f for f in et["figures"]}
+    assert figs["aligned_pct"]["base"] == 100.0 and figs["aligned_pct"]["series"] == 0.0
+    assert figs["aligned_pct"]["delta"] == -100.0
+    assert figs["max_folio_kb"]["delta"] == -60
+    assert by[("erofs", "mmap-miss")]["verdict"] == "pass"
+    assert compare.exit_code(d) == 1
+
+
+def test_a_new_splat_is_a_regression():
+    d = doc("benign-4k")
+    assert compare.exit_code(d) == 0
+    for cell in d["cells"]:
+        if cell["kernel"].endswith("+series"):
+            for c in cell["checks"]:
+                if c["name"] == "console":
+                    c.update(outcome="fail", reason="1 splat(s): WARNING: at mm/filemap.c",
+                             metrics={"splats": 1})
+    d["verdicts"] = compare.verdicts(d)
+    console = [r for r in d["verdicts"] if r["check"] == "console"]
+    assert console and all(r["verdict"] == "regression" for r in console)
+    assert compare.exit_code(d) == 1
+
+
+def test_build_break_and_first_broken_commit():
+    d = doc("no-build-4k")
+    assert {r["verdict"] for r in compare.verdicts(d)} == {"build-broken"}
+    assert compare.exit_code(d) == 1
+    title, secs = report.build(d)
+    md = report.to_markdown(title, secs)
+    assert "First commit that does not build: 2" in md
+    assert "mm/filemap.c:3995:25: error: implicit declaration" in md or "error: implicit declaration" in md
+
+
+def test_strict_style_fails_on_checkpatch_findings_only_when_asked():
+    d = doc("benign-4k")
+    d["checkpatch"][0].update(errors=0, warnings=2)
+    assert compare.exit_code(d) == 0
+    assert compare.exit_code(d, strict_style=True) == 1
+
+
+def test_incomplete_run_without_regression_is_exit_3():
+    d = doc("benign-4k")
+    d["complete"] = False
+    assert compare.exit_code(d) == 3
+
+
+def test_report_tables_in_the_mailing_list_shape():
+    d = doc("neg-exec-text-4k")
+    header, rows = report.check_table(d, "exec-text")
+    assert header == ["exec-text", "4k xfs base", "4k xfs series", "4k erofs base", "4k erofs series"]
+    table = {r[0]: r[1:] for r in rows}
+    assert table["thp-aligned-64kB"] == ["100.0%", "0%", "100.0%", "0%"]
+    assert table["base-page-4kB"] == ["0%", "100.0%", "0%", "100.0%"]
+    assert table["outcome"] == ["pass", "fail", "pass", "fail"]
+    vh, vrows = report.verdict_matrix(d)
+    assert vh == ["check", "4k-xfs", "4k-erofs"]
+    assert ["exec-text", "regression", "regression"] in vrows
+    title, secs = report.build(d)
+    md = report.to_markdown(title, secs)
+    assert md.startswith("# foliofarm: 7.3 vs 7.3+series")
+    assert "| 4k-xfs | exec-text | regression | pass → fail | aligned_pct 100.0 → 0.0 (-100.0)" in md
+    html = report.to_html(title, secs)
+    assert "<td class='regression'>regression</td>" in html
+
+
+def test_report_writes_md_html_and_plots(tmp_path):
+    d = doc("neg-exec-text-4k")
+    md, page = report.write(tmp_path, d)
+    assert md.is_file() and page.is_file()
+    pngs = sorted(p.name for p in (tmp_path / "plots").iterdir())
+    assert pngs == ["exec-text-4k.png"]
+    assert (tmp_path / "plots" / "exec-text-4k.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "data:image/png;base64," in page.read_text()
