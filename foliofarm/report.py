@@ -83,7 +83,9 @@ def check_table(doc: dict[str, Any], name: str) -> tuple[list[str], list[list[st
     cols = columns(doc)
     by = _by_cell(doc)
     results = [by.get((k, p, f), {}).get(name) for p, f, _, k in cols]
-    header = [name] + [f"{p} {f} {side or k}" for p, f, side, k in cols]
+    # base/series on a series run; the kernel versions on a compare run
+    named = "series" in doc
+    header = [name] + [f"{p} {f} {side if named and side else k}" for p, f, side, k in cols]
     cats: list[str] = []
     for r in results:
         for cat in (r or {}).get("metrics", {}).get("categories_pct", {}):

@@ -91,12 +91,13 @@ class ResultsWriter:
         self.doc["cells"].append(entry)
         return entry
 
-    def record(self, cell: Cell, outcome: Outcome, excerpt: str = "") -> None:
+    def record(self, cell: Cell, outcome: Outcome, excerpt: str = "", flush: bool = True) -> None:
         entry = outcome.as_dict()
         if excerpt:
             entry["excerpt"] = excerpt
         self._cell(cell)["checks"].append(entry)
-        self.flush()
+        if flush:
+            self.flush()
 
     def add(self, key: str, item: Any) -> None:
         self.doc.setdefault(key, []).append(item)

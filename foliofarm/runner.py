@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from concurrent.futures import ThreadPoolExecutor
 import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -231,37 +232,56 @@ class Run:
         self.kernel_xy = src.xy
         self.kernel_side = side
         ok = True
-        for page in self.opts.page_sizes:
-            ok = self._page_size(builder, src, page, disks, side) and ok
+        pages = self.opts.page_sizes
+        # The next page size builds while this one boots and runs its checks: a
+        # TCG guest mostly keeps one thread busy, so make gets the rest.
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="build") as pool:
+            nxt = pool.submit(self._build, builder, src, pages[0])
+            for i, page in enumerate(pages):
+                if not nxt.done():
+                    with self.ui.status(f"building {self._label(src)} {page.name} (make Image modules)"):
+                        built = nxt.result()
+                else:
+                    built = nxt.result()
+                if i + 1 < len(pages):
+                    nxt = pool.submit(self._build, builder, src, pages[i + 1])
+                ok = self._page_size(built, src, page, disks, side) and ok
         return ok
 
-    def _page_size(self, builder: Builder, src: source.KernelSource, page: matrix.PageSize,
-                   disks: dict[str, Path], side: str | None) -> bool:
+    def _build(self, builder: Builder, src: source.KernelSource, page: matrix.PageSize
+               ) -> tuple[Artifacts | None, Path | None, FarmError | None]:
+        """Build one kernel and its initramfs (in the build thread: no writer, no status)."""
+        try:
+            arts = builder.build(src, page, self.opts.variant)
+            return arts, rootfs.initramfs(self.cache, arts), None
+        except FarmError as exc:
+            return None, None, exc
+
+    def _page_size(self, built: tuple[Artifacts | None, Path | None, FarmError | None],
+                   src: source.KernelSource, page: matrix.PageSize, disks: dict[str, Path],
+                   side: str | None) -> bool:
         assert self.writer is not None
         w = self.writer
         label = self._label(src)
         cells = [Cell(page, fs, label) for fs in self.opts.filesystems]
         entry: dict[str, Any] = {"page_size": page.name, "kernel": label, "side": side}
-        try:
-            with self.ui.status(f"building {label} {page.name} (make Image modules)"):
-                arts = builder.build(src, page, self.opts.variant)
-            meta = arts.meta()
-            entry.update(artifacts=str(arts.dir), built_now=arts.built,
-                         build_seconds=meta.get("seconds"), reproduce=meta.get("reproduce"),
-                         absent_optional=meta.get("absent_optional", []))
-            w.add("kernels", entry)
-            self._tip_built(page, None)
-            self.log(f"kernel {label} {page.name}: {'built' if arts.built else 'cached'} {arts.dir.name}")
-            initrd = rootfs.initramfs(self.cache, arts)
-        except BuildError as exc:
+        arts, initrd, exc = built
+        if isinstance(exc, BuildError):
             entry.update(build_failed=True, error=str(exc))
             w.add("kernels", entry)
             self._tip_built(page, str(exc))
             self._error_cells(cells, f"build failed: {exc}")
             return side == "series"   # a series that breaks the build is a verdict, not an incomplete run
-        except FarmError as exc:
+        if exc is not None or arts is None or initrd is None:
             self._error_cells(cells, f"build failed: {exc}")
             return False
+        meta = arts.meta()
+        entry.update(artifacts=str(arts.dir), built_now=arts.built,
+                     build_seconds=meta.get("seconds"), reproduce=meta.get("reproduce"),
+                     absent_optional=meta.get("absent_optional", []))
+        w.add("kernels", entry)
+        self._tip_built(page, None)
+        self.log(f"kernel {label} {page.name}: {'built' if arts.built else 'cached'} {arts.dir.name}")
         reuse = side == "base" and not self.opts.fresh_base
         return self._boot(arts, initrd, cells, disks, reuse_baseline=reuse)
 
@@ -295,8 +315,9 @@ class Run:
             saved = json.loads(baseline.read_text())
             for cell in cells:
                 for chk in self.opts.checks:
-                    w.record(cell, self._judge(cell, chk, saved["measurements"][f"{cell.fs.name}/{chk.name}"]))
-                w.record(cell, console_outcome([]))
+                    w.record(cell, self._judge(cell, chk, saved["measurements"][f"{cell.fs.name}/{chk.name}"]),
+                             flush=False)
+                w.record(cell, console_outcome([]), flush=False)
             boot.update(reused=str(baseline), measured_by=saved.get("run_id"),
                         console_log=saved.get("console_log"))
             w.add("boots", boot)

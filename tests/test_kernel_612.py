@@ -63,3 +63,24 @@ def test_612_4k(budget, tmp_path):
     for name, c in got.items():
         assert c["outcome"] in ("pass", "xfail"), (name, c["reason"])
     assert code == 0
+
+
+def test_compare_612_against_73_on_64k(budget, tmp_path):
+    """--compare: the before/after of the two 64K fixes, judged as `fixed`."""
+    budget(cold_cost("64k"), "a Debian 6.12 64K kernel")
+    code = main(["run", "--kernel", "debian:6.12", "--compare", "debian:7.3", "--page-sizes", "64k",
+                 "--fs", "xfs", "--checks", "exec-text,mmap-miss,force-thp-ra",
+                 "--results", str(tmp_path)])
+    doc = json.loads((tmp_path / "latest" / "results.json").read_text())
+    assert doc["sides"]["base"]["kernel"] == "6.12" and doc["sides"]["series"]["kernel"] == "7.3"
+    got = {r["check"]: r for r in doc["verdicts"]}
+    assert got["mmap-miss"]["verdict"] == "fixed", got["mmap-miss"]
+    touches = {f["metric"]: f for f in got["mmap-miss"]["figures"]}["exec_ra_touches"]
+    assert 95 <= touches["base"] <= 105 and touches["series"] == 400
+    assert got["force-thp-ra"]["verdict"] == "fixed"
+    assert got["exec-text"]["verdict"] == "pass"
+    assert got["console"]["verdict"] == "pass"
+    assert code == 0
+    md = (tmp_path / doc["run_id"] / "report.md").read_text()
+    assert md.startswith("# foliofarm: 6.12 vs 7.3")
+    assert "| mmap-miss | 64k xfs 6.12 | 64k xfs 7.3 |" in md
