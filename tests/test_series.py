@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from foliofarm import series
+from foliofarm import series, source
 from foliofarm.errors import UsageError
 from foliofarm.source import GIT_IDENTITY, KernelSource
 
@@ -222,3 +222,26 @@ def test_example_series_parse():
         ser = series.load(str(d))
         assert len(ser.patches) == 1
         assert len(ser.patches[0].files) == 1 and ser.patches[0].files[0].endswith(".c"), d
+
+
+def test_local_tree_series_go_to_a_worktree_in_the_cache(tree, tmp_path):
+    """A developer's checkout is never touched: series are applied in a worktree."""
+    (tree.tree / "Makefile").write_text("VERSION = 7\nPATCHLEVEL = 3\nSUBLEVEL = 4\n")
+    git(tree.tree, "add", "Makefile")
+    git(tree.tree, "commit", "-q", "-m", "Makefile")
+    base = git(tree.tree, "rev-parse", "HEAD").strip()
+    commit(tree, "int b;", "int b2;", "mm: rename b")
+    before = snapshot(tree)
+    local = KernelSource(spec=str(tree.tree), tree=tree.tree, version="7.3.4", origin=str(tree.tree))
+    ser = series.load("HEAD~1..HEAD", tree.tree)
+    wt = source.worktree(local, tmp_path / "cache", ser.base_rev)
+    assert wt.tree.parent == tmp_path / "cache" / "worktrees" and wt.xy == "7.3"
+    assert git(wt.tree, "rev-parse", "HEAD").strip() == base
+    with series.applied(wt, ser) as ap:
+        assert "int b2;" in (wt.tree / "mm" / "filemap.c").read_text()
+        assert len(ap.commits) == 1
+    assert git(wt.tree, "rev-parse", "HEAD").strip() == base
+    # the same place next time, moved to whatever base is asked for
+    again = source.worktree(local, tmp_path / "cache", "HEAD")
+    assert again.tree == wt.tree
+    assert snapshot(tree) == before
