@@ -116,3 +116,17 @@ def test_report_writes_md_html_and_plots(tmp_path):
     assert pngs == ["exec-text-4k.png"]
     assert (tmp_path / "plots" / "exec-text-4k.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "data:image/png;base64," in page.read_text()
+
+
+def test_report_of_a_plain_run_and_the_report_command(tmp_path):
+    from foliofarm.cli import main
+    d = doc("benign-4k")
+    for key in ("sides", "series", "verdicts", "checkpatch"):
+        d.pop(key)
+    d["cells"] = [c for c in d["cells"] if c["kernel"] == "7.3"]
+    (tmp_path / "results.json").write_text(json.dumps(d))
+    assert main(["report", str(tmp_path)]) == 0
+    md = (tmp_path / "report.md").read_text()
+    assert md.startswith(f"# foliofarm run {d['run_id']}")
+    assert "| exec-text | 4k xfs 7.3 |" in md and "## Verdicts" not in md
+    assert main(["report", str(tmp_path / "nope")]) == 2
