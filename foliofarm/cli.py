@@ -54,7 +54,10 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--boot-timeout", type=float, default=300, help="seconds to reach the guest shell")
     sub.add_parser("list", help="list page sizes, filesystems, kernels, variants and checks")
     rep = sub.add_parser("report", help="render report.md and report.html again from a results folder")
-    rep.add_argument("run_dir", type=Path, help="RESULTS/<run-id> or RESULTS/latest")
+    rep.add_argument("run_dir", type=Path, nargs="+",
+                     help="RESULTS/<run-id> or RESULTS/latest; several CI shards with --out")
+    rep.add_argument("--out", type=Path, default=None,
+                     help="merge several shards' results into this folder and report on them")
     return ap
 
 
@@ -81,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_list()
         if args.cmd == "report":
             from foliofarm import report
-            return report.main([str(args.run_dir)])
+            return report.main([*map(str, args.run_dir)] + (["--out", str(args.out)] if args.out else []))
         from foliofarm.runner import Run, RunOptions
         opts = RunOptions(
             kernel=args.kernel,

@@ -8,6 +8,7 @@ report.html holds the same content plus one plot per check and page size of the
 folio-size distributions, base against series, embedded so it opens offline.
 
     python -m foliofarm.report RESULTS/<run-id>     # render again from results.json
+    python -m foliofarm.report --out DIR SHARD...    # one report from CI shards (one per cell)
 """
 
 from __future__ import annotations
@@ -23,8 +24,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from foliofarm import compare
 from foliofarm.compare import FIGURES
-from foliofarm.util import write_atomic
+from foliofarm.util import write_atomic, write_json
 
 Block = tuple  # ("p", text) | ("table", header, rows) | ("pre", text) | ("img", name, png, alt)
 
@@ -355,16 +357,68 @@ def write(run_dir: Path, doc: dict[str, Any]) -> tuple[Path, Path]:
     return md, page
 
 
+class MergeError(ValueError):
+    pass
+
+
+def merge(docs: list[dict[str, Any]]) -> dict[str, Any]:
+    """One results document from the shards of a CI matrix (one cell each): their
+    cells, kernels, boots and per-commit builds together, verdicts judged again."""
+    if not docs:
+        raise MergeError("nothing to merge")
+    first = docs[0]
+    for d in docs[1:]:
+        if d.get("sides") != first.get("sides"):
+            raise MergeError(f"run {d['run_id']} compared {d.get('sides')}, run {first['run_id']} "
+                             f"{first.get('sides')}: shards of one run must compare the same kernels")
+    out = {k: v for k, v in first.items() if k not in ("verdicts",)}
+    out["run_id"] = "merged"
+    out["merged_from"] = [d["run_id"] for d in docs]
+    out["complete"] = all(d.get("complete") for d in docs)
+    keys = {"cells": ("kernel", "page_size", "fs"), "kernels": ("side", "kernel", "page_size"),
+            "boots": ("kernel", "page_size", "console_log"), "each_commit": ("number", "page_size"),
+            "errors": ("stage", "message")}
+    for key, ident in keys.items():
+        seen: dict[tuple, Any] = {}
+        for d in docs:
+            for item in d.get(key, []):
+                seen.setdefault(tuple(item.get(i) for i in ident), item)
+        out[key] = list(seen.values())
+    if out.get("sides"):
+        out["verdicts"] = compare.verdicts(out)
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m foliofarm.report",
-                                 description="Render report.md and report.html from a run's results.json")
-    ap.add_argument("run_dir", type=Path, help="RESULTS/<run-id> (or RESULTS/latest)")
+                                 description="Render report.md and report.html from a run's results.json, "
+                                             "or from the shards of a CI matrix merged into one")
+    ap.add_argument("run_dir", type=Path, nargs="+", help="RESULTS/<run-id> (or RESULTS/latest); "
+                                                          "several shards with --out")
+    ap.add_argument("--out", type=Path, default=None,
+                    help="with several shards: the folder for the merged results.json and report")
     args = ap.parse_args(argv)
-    f = args.run_dir / "results.json"
-    if not f.is_file():
-        print(f"foliofarm.report: {f} does not exist", file=sys.stderr)
+    docs = []
+    for d in args.run_dir:
+        f = d / "results.json"
+        if not f.is_file():
+            print(f"foliofarm report: {f} does not exist", file=sys.stderr)
+            return 2
+        docs.append(json.loads(f.read_text()))
+    if len(docs) > 1 and args.out is None:
+        print("foliofarm report: several results folders need --out DIR for the merged report",
+              file=sys.stderr)
         return 2
-    md, page = write(args.run_dir, json.loads(f.read_text()))
+    out_dir = args.out or args.run_dir[0]
+    try:
+        doc = merge(docs) if args.out is not None else docs[0]
+    except MergeError as exc:
+        print(f"foliofarm report: {exc}", file=sys.stderr)
+        return 2
+    if args.out is not None:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        write_json(out_dir / "results.json", doc)
+    md, page = write(out_dir, doc)
     print(md)
     print(page)
     return 0

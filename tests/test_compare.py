@@ -130,3 +130,30 @@ def test_report_of_a_plain_run_and_the_report_command(tmp_path):
     assert md.startswith(f"# foliofarm run {d['run_id']}")
     assert "| exec-text | 4k xfs 7.3 |" in md and "## Verdicts" not in md
     assert main(["report", str(tmp_path / "nope")]) == 2
+
+
+def test_ci_shards_merge_into_one_report(tmp_path):
+    """Two shards of a matrix run (one cell each) make one report with both cells."""
+    from foliofarm.cli import main
+    full = doc("neg-exec-text-4k")
+    shards = []
+    for fs in ("xfs", "erofs"):
+        d = json.loads(json.dumps(full))
+        d["cells"] = [c for c in d["cells"] if c["fs"] == fs]
+        d["run_id"] = f"shard-{fs}"
+        d["verdicts"] = compare.verdicts(d)
+        shard = tmp_path / fs
+        shard.mkdir()
+        (shard / "results.json").write_text(json.dumps(d))
+        shards.append(str(shard))
+    assert main(["report", *shards]) == 2                      # several need --out
+    assert main(["report", *shards, "--out", str(tmp_path / "all")]) == 0
+    merged = json.loads((tmp_path / "all" / "results.json").read_text())
+    assert merged["merged_from"] == ["shard-xfs", "shard-erofs"]
+    assert merged["verdicts"] == compare.verdicts(full)
+    assert len(merged["kernels"]) == len(full["kernels"])      # the shared kernels once
+    assert "| check | 4k-xfs | 4k-erofs |" in (tmp_path / "all" / "report.md").read_text()
+    other = json.loads((tmp_path / "xfs" / "results.json").read_text())
+    other["sides"]["series"]["kernel"] = "7.2"
+    (tmp_path / "xfs" / "results.json").write_text(json.dumps(other))
+    assert main(["report", *shards, "--out", str(tmp_path / "bad")]) == 2
