@@ -55,12 +55,8 @@ int main(int argc, char **argv)
 		return 0;	/* skipped, and said why */
 	old_ra = ff_set_read_ahead_kb(argv[3], READ_AHEAD_KB);
 	ktap_diag("read_ahead_kb %d (was %ld) on %s", READ_AHEAD_KB, old_ra, argv[3]);
-	if (ff_drop_caches())
-		ktap_diag("drop_caches failed: %s", strerror(errno));
-
-	fd = open(argv[1], O_RDONLY);
-	if (fd < 0 || fstat(fd, &st)) {
-		ktap_diag("open %s: %s", argv[1], strerror(errno));
+	fd = ff_open_cold(argv[1], &st);
+	if (fd < 0) {
 		ktap_result(0, 1, "exec-text", NULL);
 		return 1;
 	}

@@ -233,6 +233,22 @@ int ff_drop_caches(void)
 	return ret;
 }
 
+int ff_open_cold(const char *path, struct stat *st)
+{
+	int fd;
+
+	if (ff_drop_caches())
+		ktap_diag("drop_caches failed: %s", strerror(errno));
+	fd = open(path, O_RDONLY);
+	if (fd < 0 || fstat(fd, st)) {
+		ktap_diag("open %s: %s", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return fd;
+}
+
 #define TRACEFS "/sys/kernel/tracing"
 
 static int write_str(const char *path, const char *val)

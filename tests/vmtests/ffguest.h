@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/stat.h>
 
 struct ff_sizes {
 	size_t page;   /* sysconf(_SC_PAGESIZE) */
@@ -49,6 +50,9 @@ long ff_set_read_ahead_kb(const char *dev, long kb);
 
 /* Drop clean page cache so that the next access is cold. */
 int ff_drop_caches(void);
+/* Drop the page cache, then open PATH read-only and fstat it: the cold start of
+ * every file check. Returns the fd, or -1 after saying why in a KTAP diagnostic. */
+int ff_open_cold(const char *path, struct stat *st);
 
 /*
  * Tracepoints: enable the named events ("readahead/page_cache_sync_ra", ...) that

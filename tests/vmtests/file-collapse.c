@@ -70,11 +70,8 @@ int main(int argc, char **argv)
 		return 0;	/* skipped, and said why */
 	writable = strcmp(argv[2], "-") != 0;
 	path = writable ? argv[2] : argv[1];
-	if (ff_drop_caches())
-		ktap_diag("drop_caches failed: %s", strerror(errno));
-	fd = open(path, O_RDONLY);
-	if (fd < 0 || fstat(fd, &st)) {
-		ktap_diag("open %s: %s", path, strerror(errno));
+	fd = ff_open_cold(path, &st);
+	if (fd < 0) {
 		ktap_result(0, 1, "file-collapse", NULL);
 		return 1;
 	}

@@ -42,13 +42,9 @@ static long pass(const char *path, const char *label, int prot, long touches, si
 	char *map;
 	int fd;
 
-	if (ff_drop_caches())
-		ktap_diag("drop_caches failed: %s", strerror(errno));
-	fd = open(path, O_RDONLY);
-	if (fd < 0 || fstat(fd, &st)) {
-		ktap_diag("open %s: %s", path, strerror(errno));
+	fd = ff_open_cold(path, &st);
+	if (fd < 0)
 		return -1;
-	}
 	if ((size_t)st.st_size < touches * stride) {
 		ktap_diag("%s: %lld bytes, need %zu", path, (long long)st.st_size, touches * stride);
 		close(fd);

@@ -70,13 +70,9 @@ static int pass(const char *path, const char *label, int huge, long fa_bytes,
 	if (write_fault_around(fa_bytes))
 		ktap_diag("%s: cannot set fault_around_bytes %ld: %s", label, fa_bytes, strerror(errno));
 	fa = read_fault_around();
-	if (ff_drop_caches())
-		ktap_diag("drop_caches failed: %s", strerror(errno));
-	fd = open(path, O_RDONLY);
-	if (fd < 0 || fstat(fd, &st)) {
-		ktap_diag("open %s: %s", path, strerror(errno));
+	fd = ff_open_cold(path, &st);
+	if (fd < 0)
 		return -1;
-	}
 	/* PMD-aligned, so that MADV_HUGEPAGE can use PMD-sized folios where it wants */
 	res = mmap(NULL, st.st_size + sz->pmd, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	aligned = ((uintptr_t)res + sz->pmd - 1) & ~(uintptr_t)(sz->pmd - 1);
