@@ -8,7 +8,7 @@ ARGS     ?=
 RESULTS  ?= results
 PYTEST_ARGS ?=
 
-.PHONY: all run test unit integration bench setup setup-host venv list clean
+.PHONY: all run test unit integration bench mutants setup setup-host venv list clean
 
 all: run
 
@@ -26,9 +26,15 @@ unit: setup
 integration: setup
 	$(VENV)/bin/pytest -ra -m integration $(PYTEST_ARGS) tests
 
-## bench: cold/warm run times, build overhead ratio, boot times
+## bench: cold/warm run times, build overhead ratio, boot times; then every mutant
 bench: setup
 	$(VENV)/bin/python -m foliofarm.bench --results "$(RESULTS)/bench" $(ARGS)
+	$(VENV)/bin/python -m foliofarm.mutants --results "$(RESULTS)/mutants"
+
+## mutants: every own mutant of 7.3 as a series against the warm base, and the
+## benign series; prints caught/total (MUTANTS_ARGS='--only NAME' for one)
+mutants: setup
+	$(VENV)/bin/python -m foliofarm.mutants --results "$(RESULTS)/mutants" $(MUTANTS_ARGS)
 
 list: setup
 	$(VENV)/bin/foliofarm list

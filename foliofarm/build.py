@@ -28,8 +28,10 @@ from foliofarm.util import (StagingDir, check_free_space, clean_stale_staging, i
                             sha256_files, sha256_text, write_json)
 
 CROSS_COMPILE = "aarch64-linux-gnu-"
-PROBE_SOURCES = ("ffprobe.c", "ffprobe.h", "Kbuild")
-ARTIFACT_FILES = ("Image", "config", "System.map", "ffprobe.ko", "gen_init_cpio")
+# The guest's kernel modules: the page-table probe every boot loads, and the
+# splat trigger that only the console recordings load.
+PROBE_SOURCES = ("ffprobe.c", "ffprobe.h", "ffsplat_trigger.c", "ffsplat_noasan.c", "Kbuild")
+ARTIFACT_FILES = ("Image", "config", "System.map", "ffprobe.ko", "ffsplat.ko", "gen_init_cpio")
 
 
 @dataclass(frozen=True)
@@ -47,6 +49,10 @@ class Artifacts:
     @property
     def probe(self) -> Path:
         return self.dir / "ffprobe.ko"
+
+    @property
+    def splat_module(self) -> Path:
+        return self.dir / "ffsplat.ko"
 
     @property
     def gen_init_cpio(self) -> Path:
@@ -178,6 +184,7 @@ class Builder:
             shutil.copy2(bdir / ".config", tmp / "config")
             shutil.copy2(bdir / "System.map", tmp / "System.map")
             shutil.copy2(bdir / "ffprobe" / "ffprobe.ko", tmp / "ffprobe.ko")
+            shutil.copy2(bdir / "ffprobe" / "ffsplat.ko", tmp / "ffsplat.ko")
             shutil.copy2(bdir / "usr" / "gen_init_cpio", tmp / "gen_init_cpio")
             shutil.copy2(logf, tmp / "build.log")
             write_json(tmp / "build.json", meta)

@@ -6,7 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from foliofarm import checks, matrix, series, source
+from foliofarm import matrix, series, source
+from foliofarm.judge import checks
 from foliofarm.errors import FarmError, UsageError
 from foliofarm.paths import ROOT
 
@@ -53,6 +54,7 @@ def parser() -> argparse.ArgumentParser:
                      help="QEMU accelerator: kvm on arm64 hosts with /dev/kvm, else TCG")
     run.add_argument("--boot-timeout", type=float, default=300, help="seconds to reach the guest shell")
     sub.add_parser("list", help="list page sizes, filesystems, kernels, variants and checks")
+    sub.add_parser("figures", help="the figures judged base against series, as a Markdown table")
     rep = sub.add_parser("report", help="render report.md and report.html again from a results folder")
     rep.add_argument("run_dir", type=Path, nargs="+",
                      help="RESULTS/<run-id> or RESULTS/latest; several CI shards with --out")
@@ -72,6 +74,20 @@ def cmd_list() -> int:
     return 0
 
 
+def figures_table() -> str:
+    """Every declared figure of every check: how a move is judged, and the code it guards."""
+    from foliofarm.judge import figures
+    rows = ["| check | figure | a move is wrong when | guards |", "|---|---|---|---|"]
+    for c in checks.catalogue():
+        for s in figures.specs(c):
+            how = {"higher": f"it falls by more than {s.tolerance:g}",
+                   "lower": f"it rises by more than {s.tolerance:g}",
+                   "exact": "it moves at all" if not s.tolerance else f"it moves by more than {s.tolerance:g}"
+                   }[s.better]
+            rows.append(f"| `{c}` | `{s.pattern}` | {how} | {s.guards} |")
+    return "\n".join(rows) + "\n"
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     ap = parser()
@@ -82,6 +98,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.cmd == "list":
             return cmd_list()
+        if args.cmd == "figures":
+            print(figures_table(), end="")
+            return 0
         if args.cmd == "report":
             from foliofarm import report
             return report.main([*map(str, args.run_dir)] + (["--out", str(args.out)] if args.out else []))

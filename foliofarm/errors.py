@@ -31,8 +31,12 @@ class BuildError(InfraError):
 
 
 class GuestError(InfraError):
-    """The guest hung, panicked or died; ``excerpt`` holds the console around it."""
+    """The guest hung, panicked or died; ``excerpt`` holds the console around it.
 
-    def __init__(self, message: str, excerpt: str = "") -> None:
+    ``kernel_fault`` is True when the kernel itself is to blame (a panic, a hang,
+    a lockup report): a verdict on the kernel, not a failure of the farm."""
+
+    def __init__(self, message: str, excerpt: str = "", kernel_fault: bool = False) -> None:
         super().__init__(message)
         self.excerpt = excerpt
+        self.kernel_fault = kernel_fault

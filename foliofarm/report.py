@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from foliofarm import compare
-from foliofarm.compare import FIGURES
+from foliofarm.judge import compare
+from foliofarm.judge.compare import FIGURES
 from foliofarm.util import write_atomic, write_json
 
 Block = tuple  # ("p", text) | ("table", header, rows) | ("pre", text) | ("img", name, png, alt)
@@ -117,19 +117,33 @@ def verdict_matrix(doc: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
 
 
 def changes_table(doc: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
-    """Rows whose verdict is not a plain pass or whose figures moved."""
+    """Rows whose verdict is not a plain pass, with every figure that moved."""
     out = []
     for r in doc.get("verdicts", []):
-        moved = [f for f in r["figures"] if f["base"] != f["series"]]
+        moved = r.get("changed") or []
         if r["verdict"] == "pass" and not moved:
             continue
-        figs = "; ".join(f"{f['metric']} {_fmt(f['base'])} → {_fmt(f['series'])}{_delta(f['delta'])}"
-                         for f in (moved or r["figures"]))
+        figs = "; ".join(f"{'!' if f.get('regression') else ''}{f['metric']} {_fmt(f['base'])} → "
+                         f"{_fmt(f['series'])}{_delta(f['delta'])}" for f in moved[:12])
+        if len(moved) > 12:
+            figs += f"; ... {len(moved) - 12} more under Changed figures"
         why = r["series_reason"] if r["verdict"] in ("regression", "fail", "build-broken", "error") \
             else r["base_reason"] if r["verdict"] == "fixed" else ""
         out.append([f"{r['page_size']}-{r['fs']}", r["check"], r["verdict"], f"{r['base']} → {r['series']}",
-                    figs, why[:200]])
-    return ["cell", "check", "verdict", "outcome", "figures: base → series (delta)", "reason"], out
+                    figs, why[:300]])
+    return ["cell", "check", "verdict", "outcome",
+            "figures: base → series (delta); ! moved the wrong way", "reason"], out
+
+
+def changed_figures(doc: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
+    """Every figure that moved beyond the base's noise, one row each."""
+    rows = []
+    for r in doc.get("verdicts", []):
+        for f in r.get("changed") or []:
+            rows.append([f"{r['page_size']}-{r['fs']}", r["check"], f["metric"], _fmt(f["base"]),
+                         _fmt(f["series"]), _fmt(f["delta"]), _fmt(f.get("noise")),
+                         "regression" if f.get("regression") else "changed"])
+    return ["cell", "check", "figure", "base", "series", "delta", "noise", "judged"], rows
 
 
 def build(doc: dict[str, Any], plots: dict[tuple[str, str], bytes] | None = None) -> tuple[str, list[Section]]:
@@ -171,6 +185,14 @@ def build(doc: dict[str, Any], plots: dict[tuple[str, str], bytes] | None = None
         else:
             s.blocks.append(("p", "Every check passed on both sides with the same figures."))
         secs.append(s)
+        header, rows = changed_figures(doc)
+        if rows:
+            s = Section("Changed figures")
+            s.blocks.append(("p", "Every figure that moved beyond the noise measured by booting the "
+                                  "base twice; a regression moved the wrong way beyond the tolerance "
+                                  "declared in tests/vmtests/expectations/."))
+            s.blocks.append(("table", header, rows))
+            secs.append(s)
 
     for name in check_names(doc):
         s = Section(f"Check: {name}")

@@ -9,8 +9,8 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
-from foliofarm import compare
-from foliofarm.checks import Outcome
+from foliofarm.judge import compare
+from foliofarm.judge.checks import Outcome
 from foliofarm.matrix import Cell
 from foliofarm.util import write_atomic, write_json
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from foliofarm import hosttools, matrix
 from foliofarm.apt import PrivateApt
-from foliofarm.build import CROSS_COMPILE, Artifacts
+from foliofarm.build import CROSS_COMPILE, PROBE_SOURCES, Artifacts
 from foliofarm.errors import BuildError, InfraError
 from foliofarm.paths import ROOTFS, VMTESTS
 from foliofarm.util import StagingDir, run, sha256_files, sha256_text, write_atomic
@@ -21,9 +21,9 @@ LIB_SOURCES = ("ffguest.c",)
 
 
 def guest_programs() -> list[Path]:
-    """Every tests/vmtests/*.c with a main() is a guest program; the others are library."""
+    """Every tests/vmtests/*.c but the shared library and the kernel modules' sources."""
     return sorted(p for p in VMTESTS.glob("*.c")
-                  if p.name not in LIB_SOURCES and p.name != "ffprobe.c")
+                  if p.name not in LIB_SOURCES and p.name not in PROBE_SOURCES)
 
 
 def busybox(cache: Path) -> Path:
@@ -72,7 +72,8 @@ def initramfs(cache: Path, arts: Artifacts) -> Path:
     mounts = "".join(f"{fs.name} {fs.name} {fs.mount_options}\n" +
                      (f"{fs.name}-rw {fs.name} {fs.rw_mount_options}\n" if fs.rw_mount_options else "")
                      for fs in matrix.filesystems().values())
-    key = sha256_text(sha256_files([bb, *progs.iterdir(), arts.probe, ROOTFS / "init"]), mounts)[:16]
+    key = sha256_text(sha256_files([bb, *progs.iterdir(), arts.probe, arts.splat_module,
+                                    ROOTFS / "init"]), mounts)[:16]
     out = cache / "initramfs" / f"{arts.dir.name}-{key}.cpio"
     if out.is_file():
         return out
@@ -89,6 +90,7 @@ def initramfs(cache: Path, arts: Artifacts) -> Path:
         "slink /bin/sh /bin/busybox 0777 0 0",
         f"file /init {ROOTFS / 'init'} 0755 0 0",
         f"file /lib/ffprobe.ko {arts.probe} 0644 0 0",
+        f"file /lib/ffsplat.ko {arts.splat_module} 0644 0 0",
         f"file /etc/foliofarm-mounts {mounts_file} 0644 0 0",
     ]
     spec += [f"file /ff/{p.name} {p} 0755 0 0" for p in sorted(progs.iterdir())]

@@ -26,9 +26,7 @@ from pathlib import Path
 from typing import Iterator
 
 from foliofarm.errors import InfraError, UsageError
-from foliofarm.source import GIT_IDENTITY, KernelSource
-
-WORK_BRANCH = "foliofarm-series"
+from foliofarm.source import GIT_IDENTITY, WORK_BRANCH, KernelSource
 PATCH_SUFFIXES = (".patch", ".diff", ".mbox", ".mbx", ".eml")
 MBOX_FROM = b"From foliofarm Mon Sep 17 00:00:00 2001\n"
 

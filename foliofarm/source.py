@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -13,6 +14,9 @@ from foliofarm import matrix
 from foliofarm.apt import PrivateApt
 from foliofarm.errors import InfraError, UsageError
 from foliofarm.util import StagingDir, check_free_space, clean_stale_staging, run, sha256_text
+
+# The branch a series is applied on (foliofarm/series.py).
+WORK_BRANCH = "foliofarm-series"
 
 GIT_IDENTITY = {
     "GIT_AUTHOR_NAME": "foliofarm", "GIT_AUTHOR_EMAIL": "foliofarm@localhost",
@@ -117,8 +121,29 @@ def _debian(ver: str, cache: Path) -> KernelSource:
         check_free_space(src_root, 4, f"unpacking {package}")
         _unpack(deb, package, tree_dir)
     tree = tree_dir / "linux"
+    restore_base(tree)
     return KernelSource(spec=f"debian:{ver}", tree=tree, version=makefile_version(tree),
                         origin=f"{package} {deb_version}")
+
+
+def restore_base(tree: Path) -> bool:
+    """An unpacked Debian tree is the farm's own and is built as shipped: its
+    `base` commit. A run killed while a series was applied leaves it on the work
+    branch or in the middle of `git am`; put it back, so that the series' code is
+    never built and judged as the base. True if something had to be undone."""
+    head = _git(tree, "rev-parse", "HEAD").strip()
+    base = _git(tree, "rev-parse", "refs/heads/base").strip()
+    am = (tree / ".git" / "rebase-apply").exists()
+    dirty = _git(tree, "status", "--porcelain", "--untracked-files=no").strip()
+    if head == base and not am and not dirty:
+        return False
+    subprocess.run(["git", "-C", str(tree), "am", "--abort"], capture_output=True, check=False)
+    _git(tree, "checkout", "-q", "-f", "base")
+    subprocess.run(["git", "-C", str(tree), "branch", "-q", "-D", WORK_BRANCH], capture_output=True,
+                   check=False)
+    print(f"foliofarm: {tree} was left at {head[:12]}{' (dirty)' if dirty else ''} by an interrupted "
+          "run: restored to its base commit", file=sys.stderr)
+    return True
 
 
 def _unpack(deb: Path, package: str, final: Path) -> None:

@@ -119,10 +119,25 @@ class StagingDir:
 
 
 def clean_stale_staging(parent: Path) -> None:
-    """Remove staging directories left by killed runs."""
+    """Remove staging directories left by killed runs. A staging directory is
+    named after the process filling it; one whose process still runs is another
+    run's work in progress and is left alone."""
     if parent.is_dir():
         for p in parent.glob(".*.tmp-*"):
-            shutil.rmtree(p, ignore_errors=True)
+            if not _pid_alive(p.name.rsplit("-", 1)[-1]):
+                shutil.rmtree(p, ignore_errors=True)
+
+
+def _pid_alive(pid: str) -> bool:
+    if not pid.isdigit():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:     # alive, but another user's
+        return True
+    return True
 
 
 def check_free_space(path: Path, need_gb: float, what: str) -> None:

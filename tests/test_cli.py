@@ -1,5 +1,7 @@
 """Command-line usage errors: exit 2 and a message listing the valid values."""
 
+from pathlib import Path
+
 import pytest
 
 from foliofarm.cli import main
@@ -51,3 +53,9 @@ def test_empty_mbox_is_refused_before_anything_runs(tmp_path, capsys):
     assert main(["run", "--series", str(box), "--results", str(tmp_path / "r")]) == 2
     assert "is empty" in capsys.readouterr().err
     assert not (tmp_path / "r").exists()
+
+
+def test_readme_has_the_guarded_figures_table_as_the_data_says():
+    from foliofarm.cli import figures_table
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    assert figures_table() in readme, "README's guarded-figures table is stale: paste `foliofarm figures`"

@@ -5,16 +5,23 @@ from pathlib import Path
 
 import pytest
 
-from foliofarm import splat
-from foliofarm.console import GuestSession
+from foliofarm.guest import splat
+from foliofarm.guest.console import GuestSession
 from foliofarm.errors import GuestError
 
 CONSOLES = Path(__file__).resolve().parent / "data" / "consoles"
 
 
 def session(tmp_path, log: str, mode: str = "shell", timeout: float = 20) -> GuestSession:
-    return GuestSession(["sh", str(CONSOLES / "replay.sh"), str(CONSOLES / log), mode],
-                        tmp_path / "console.log", boot_timeout=timeout)
+    """The stand-in guest's taint and kernel log are files in tmp_path: a test
+    command writes them as the kernel would (never the host's own dmesg)."""
+    g = GuestSession(["sh", str(CONSOLES / "replay.sh"), str(CONSOLES / log), mode],
+                     tmp_path / "console.log", boot_timeout=timeout)
+    (tmp_path / "tainted").write_text("4096\n")      # O: the probe module
+    (tmp_path / "klog").write_text("")
+    g.taint_file = str(tmp_path / "tainted")
+    g.kernel_log_command = f"cat {tmp_path / 'klog'}; : > {tmp_path / 'klog'}"
+    return g
 
 
 def test_boot_banner_and_framed_commands(tmp_path):
@@ -79,7 +86,7 @@ def test_command_timeout_marks_session_dead(tmp_path):
     ("BUG: Bad page state in process exec-text  pfn:4a3c0", "bug"),
     ("kernel BUG at mm/filemap.c:1234!", "bug"),
     ("WARNING: CPU: 0 PID: 71 at mm/readahead.c:479 page_cache_ra_order+0x2c/0x3a0", "warning"),
-    ("Unable to handle kernel NULL pointer dereference at virtual address 0000000000000008", "fault"),
+    ("Unable to handle kernel NULL pointer dereference at virtual address 0000000000000008", "oops"),
     ("INFO: task exec-text:80 blocked for more than 30 seconds.", "hung-task"),
     ("rcu: INFO: rcu_sched detected stalls on CPUs/tasks:", "rcu-stall"),
 ])

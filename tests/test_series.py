@@ -199,6 +199,21 @@ def test_interrupted_run_is_recovered(tree, tmp_path):
     assert snapshot(tree) == before
 
 
+def test_debian_tree_left_mid_series_is_built_as_base(tree, tmp_path, capsys):
+    """A run killed with a series applied leaves the farm's own Debian tree on the
+    work branch, mid `git am`, or with edits: resolving it again restores `base`,
+    so a series' code is never built and judged as the base kernel."""
+    before = snapshot(tree)
+    assert source.restore_base(tree.tree) is False
+    git(tree.tree, "checkout", "-q", "-b", series.WORK_BRANCH)
+    commit(tree, "int a;", "int a9;", "mutant")
+    (tree.tree / "mm" / "filemap.c").write_text("half-applied\n")
+    assert source.restore_base(tree.tree) is True
+    assert "restored to its base commit" in capsys.readouterr().err
+    assert snapshot(tree) == before
+    assert (tree.tree / "mm" / "filemap.c").read_text() == "int a;\nint b;\nint c;\n"
+
+
 def test_dirty_tree_is_refused(tree, tmp_path):
     ser = series.load(str(two_patch_series(tree, tmp_path / "s")))
     (tree.tree / "mm" / "filemap.c").write_text("dirty\n")

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from foliofarm import smaps
-from foliofarm.smaps import KPF_COMPOUND_HEAD as H, KPF_COMPOUND_TAIL as T
+from foliofarm.judge import smaps
+from foliofarm.judge.smaps import KPF_COMPOUND_HEAD as H, KPF_COMPOUND_TAIL as T
 
 DUMPS = Path(__file__).resolve().parent / "data" / "dumps"
 ROOT = Path(__file__).resolve().parent.parent
@@ -112,7 +112,7 @@ def test_there_are_recorded_dumps():
 def test_recorded_dumps_are_judged_as_recorded(path):
     """Dumps from real guests (tools/record_dump.py), replayed through the real
     parsing, figures and judging code: same outcome, same metrics."""
-    from foliofarm import checks
+    from foliofarm.judge import checks
     want = json.loads(path.with_suffix(".json").read_text())
     got = checks.evaluate(checks.catalogue()[want["check"]], path.read_text(),
                           want["kernel"], want["page_size"], want["fs"])

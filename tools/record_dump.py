@@ -19,7 +19,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from foliofarm import checks, matrix, smaps  # noqa: E402
+from foliofarm import matrix  # noqa: E402
+from foliofarm.judge import checks, smaps  # noqa: E402
 
 
 def main() -> int:

@@ -19,7 +19,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from foliofarm import matrix, smaps  # noqa: E402
+from foliofarm import matrix  # noqa: E402
+from foliofarm.judge import smaps  # noqa: E402
 
 
 def cont_pte_pages(page_size: int) -> int:

@@ -68,7 +68,7 @@ static long stat_value(long kb, const char *name)
 int main(int argc, char **argv)
 {
 	char enabled[256], line[256], old[32];
-	long kb, alloc0, fallback0, present;
+	long kb, alloc0, fallback0, alloc1, fallback1, present;
 	size_t len, align;
 	struct ff_sizes sz;
 	uintptr_t aligned;
@@ -109,6 +109,10 @@ int main(int argc, char **argv)
 	aligned = ((uintptr_t)res + align - 1) & ~(uintptr_t)(align - 1);
 	map = (char *)aligned;
 	memset(map, 0x5a, len);
+	/* the counters are global: read them right away, before this program's own
+	 * heap grows (fopen()), whose randomised break would add an mTHP fault or not */
+	alloc1 = stat_value(kb, "anon_fault_alloc");
+	fallback1 = stat_value(kb, "anon_fault_fallback");
 
 	dump = ff_dump_open(argv[2], "anon-mthp", "anon", &sz);
 	if (!dump) {
@@ -118,8 +122,7 @@ int main(int argc, char **argv)
 	}
 	fprintf(dump, "figure mthp_kb=%ld region_bytes=%zu was=%s anon_fault_alloc=%ld "
 		"anon_fault_fallback=%ld\n", kb, len, old,
-		stat_value(kb, "anon_fault_alloc") - alloc0,
-		stat_value(kb, "anon_fault_fallback") - fallback0);
+		alloc1 - alloc0, fallback1 - fallback0);
 	present = ff_dump_mapping(dump, "anon", map, len, sz.page);
 	fclose(dump);
 	if (write_word(enabled, old))

@@ -2,10 +2,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "ffguest.h"
@@ -233,17 +235,55 @@ int ff_drop_caches(void)
 	return ret;
 }
 
+/*
+ * Pages of @fd's file still in the page cache. drop_caches cannot drop a folio
+ * under I/O: asynchronous readahead of an earlier pass may still be in flight,
+ * and would then be found cached, by chance of timing.
+ */
+static long file_resident(int fd, off_t size)
+{
+	size_t page = sysconf(_SC_PAGESIZE);
+	void *map;
+	long n;
+
+	if (!size)
+		return 0;
+	map = mmap(NULL, size, PROT_READ, MAP_SHARED, fd, 0);
+	if (map == MAP_FAILED)
+		return -1;
+	n = ff_resident_pages(map, size, page);
+	munmap(map, size);
+	return n;
+}
+
 int ff_open_cold(const char *path, struct stat *st)
 {
-	int fd;
+	long left = 0;
+	int fd, tries;
 
-	if (ff_drop_caches())
-		ktap_diag("drop_caches failed: %s", strerror(errno));
 	fd = open(path, O_RDONLY);
 	if (fd < 0 || fstat(fd, st)) {
 		ktap_diag("open %s: %s", path, strerror(errno));
 		if (fd >= 0)
 			close(fd);
+		return -1;
+	}
+	/* drop until nothing of the file is cached: a cold start every time */
+	for (tries = 0; tries < 200; tries++) {
+		if (ff_drop_caches())
+			ktap_diag("drop_caches failed: %s", strerror(errno));
+		left = file_resident(fd, st->st_size);
+		if (left <= 0)
+			break;
+		usleep(10000);
+	}
+	if (left > 0)
+		ktap_diag("%s: %ld pages stay cached after drop_caches", path, left);
+	/* a fresh descriptor: a fresh file_ra_state */
+	close(fd);
+	fd = open(path, O_RDONLY);
+	if (fd < 0) {
+		ktap_diag("open %s: %s", path, strerror(errno));
 		return -1;
 	}
 	return fd;
@@ -312,6 +352,41 @@ long ff_trace_stop(FILE *dump, const char *label, const char *const *events,
 	fclose(t);
 	write_str(TRACEFS "/trace", "");
 	return kept;
+}
+
+#ifndef __NR_cachestat
+#define __NR_cachestat 451	/* asm-generic, since Linux 6.5 */
+#endif
+
+long ff_cached_pages(int fd, size_t off, size_t len)
+{
+	struct {
+		uint64_t off, len;
+	} range = { off, len };
+	struct {
+		uint64_t nr_cache, nr_dirty, nr_writeback, nr_evicted, nr_recently_evicted;
+	} cs;
+
+	if (syscall(__NR_cachestat, fd, &range, &cs, 0))
+		return -1;
+	return (long)cs.nr_cache;
+}
+
+long ff_resident_settled(int fd, const char *map, size_t off, size_t len, size_t page)
+{
+	long uptodate = -1, prev, in_cache;
+	int tries;
+
+	for (tries = 0; tries < 2500; tries++) {
+		prev = uptodate;
+		uptodate = ff_resident_pages(map + off, len, page);
+		in_cache = ff_cached_pages(fd, off, len);
+		if (uptodate < 0 || (in_cache >= 0 ? uptodate >= in_cache : uptodate == prev))
+			return uptodate;
+		usleep(in_cache >= 0 ? 2000 : 20000);
+	}
+	ktap_diag("readahead I/O still in flight after 5 s");
+	return uptodate;
 }
 
 long ff_resident_pages(const void *addr, size_t len, size_t page)

@@ -66,5 +66,16 @@ long ff_trace_stop(FILE *dump, const char *label, const char *const *events,
 
 /* Number of resident pages in [addr, addr + len) by mincore(). */
 long ff_resident_pages(const void *addr, size_t len, size_t page);
+/*
+ * The same for a file mapping @map of @fd from file offset 0, counted once
+ * readahead I/O on the range has finished: mincore() sees only uptodate pages,
+ * and a window still being read (under TCG on a busy host, for long) would be
+ * missed by chance of timing. cachestat() counts pages being read too; the
+ * count is taken when both agree. Pages in the page cache, uptodate or not.
+ */
+long ff_resident_settled(int fd, const char *map, size_t off, size_t len, size_t page);
+/* Pages of the file range in the page cache, being read or not (cachestat(),
+ * Linux 6.5); -1 without it. */
+long ff_cached_pages(int fd, size_t off, size_t len);
 
 #endif

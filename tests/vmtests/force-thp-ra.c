@@ -83,11 +83,11 @@ int main(int argc, char **argv)
 	ff_trace_start(events);
 	stride = len / touches;
 	for (i = 0; i < touches; i++) {
-		before = ff_resident_pages(map, len, sz.page);
+		before = ff_resident_settled(fd, map, 0, len, sz.page);
 		p = map + i * stride + stride / 2;
 		(void)*p;
 		/* pages this touch brought into the page cache */
-		fprintf(dump, "R brought %ld %ld\n", i, ff_resident_pages(map, len, sz.page) - before);
+		fprintf(dump, "R brought %ld %ld\n", i, ff_resident_settled(fd, map, 0, len, sz.page) - before);
 	}
 	traced = ff_trace_stop(dump, "thp", events, (unsigned long)st.st_ino);
 	present = ff_dump_mapping(dump, "file", map, len, sz.page);

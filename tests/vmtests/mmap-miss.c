@@ -9,7 +9,11 @@
  * means readahead brought in neighbours. Then, with a cold cache and on a fresh
  * descriptor (fresh file_ra_state), a non-exec control mapping gets the same
  * touches. The readahead tracepoints (with mmap_miss, where the kernel has them)
- * are recorded for the host.
+ * are recorded for the host. A third pass, "balanced", follows each cold touch
+ * with a touch of the page just before it, which the read-around brought in:
+ * a hit, which the kernel counts against the miss (filemap_map_pages() under
+ * fault-around, do_async_mmap_readahead() without it), so readahead should
+ * never stop.
  *
  * usage: mmap-miss FILE FS BLOCKDEV DUMP [TOUCHES [STRIDE_KB]]
  */
@@ -33,8 +37,8 @@ static const char *const events[] = {
 };
 
 /* One pass: returns touches that got readahead, or -1. */
-static long pass(const char *path, const char *label, int prot, long touches, size_t stride,
-		 const struct ff_sizes *sz, FILE *dump)
+static long pass(const char *path, const char *label, int prot, int hit, long touches,
+		 size_t stride, const struct ff_sizes *sz, FILE *dump)
 {
 	volatile const char *p;
 	struct stat st;
@@ -65,8 +69,12 @@ static long pass(const char *path, const char *label, int prot, long touches, si
 		off &= ~(sz->page - 1);
 		p = map + off;
 		(void)*p;
+		if (hit) {
+			p = map + off - sz->page;
+			(void)*p;
+		}
 		/* the stride around the touch: the touched page alone means no readahead */
-		resident = ff_resident_pages(map + i * stride, stride, sz->page);
+		resident = ff_resident_settled(fd, map, i * stride, stride, sz->page);
 		fprintf(dump, "R %s %ld %ld\n", label, i, resident);
 		if (resident > 1)
 			with_ra++;
@@ -106,8 +114,10 @@ int main(int argc, char **argv)
 	}
 	fprintf(dump, "figure touches=%ld stride_kb=%zu read_ahead_kb=%d\n", touches,
 		stride / 1024, READ_AHEAD_KB);
-	exec_ra = pass(argv[1], "exec", PROT_READ | PROT_EXEC, touches, stride, &sz, dump);
-	ctrl_ra = pass(argv[1], "control", PROT_READ, touches, stride, &sz, dump);
+	exec_ra = pass(argv[1], "exec", PROT_READ | PROT_EXEC, 0, touches, stride, &sz, dump);
+	ctrl_ra = pass(argv[1], "control", PROT_READ, 0, touches, stride, &sz, dump);
+	if (pass(argv[1], "balanced", PROT_READ, 1, touches, stride, &sz, dump) < 0)
+		ctrl_ra = -1;
 	fclose(dump);
 	if (old_ra >= 0)
 		ff_set_read_ahead_kb(argv[3], old_ra);

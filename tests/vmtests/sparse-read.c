@@ -98,12 +98,12 @@ static int pass(const char *path, const char *label, int huge, long fa_bytes,
 		size_t lo = i * region >= region / 2 ? i * region - region / 2 : 0;
 		size_t hi = i * region + region / 2 < (size_t)st.st_size ?
 			    i * region + region / 2 : (size_t)st.st_size;
-		long before = ff_resident_pages(map + lo, hi - lo, sz->page);
+		long before = ff_resident_settled(fd, map, lo, hi - lo, sz->page);
 
 		p = map + i * region;
 		(void)*p;
 		fprintf(dump, "R %s %zu %ld\n", label, i,
-			ff_resident_pages(map + lo, hi - lo, sz->page) - before);
+			ff_resident_settled(fd, map, lo, hi - lo, sz->page) - before);
 	}
 	ff_trace_stop(dump, label, events, (unsigned long)st.st_ino);
 	munmap(res, st.st_size + sz->pmd);

@@ -20,10 +20,12 @@ from typing import TextIO
 
 import pexpect
 
-from foliofarm import splat
+from foliofarm.guest import splat
 from foliofarm.errors import GuestError
 
 READY = "FOLIOFARM-READY"
+# After a lockup or hung-task report, how long the command in flight still gets.
+HANG_GRACE_S = 15.0
 
 
 class Deadline:
@@ -44,7 +46,25 @@ class CommandResult:
     status: int
     output: str
     seconds: float
-    splats: tuple[splat.Splat, ...]
+    splats: tuple[splat.Splat, ...]      # reports on the console or in the kernel log
+    kernel_log: str = ""                 # kernel log lines printed while it ran
+    taint_before: int = 0
+    taint_after: int = 0
+
+    @property
+    def new_taint(self) -> int:
+        """Taint the command's run added (beyond the farm's own module loads)."""
+        return splat.new_taint(self.taint_before, self.taint_after)
+
+    def trouble(self) -> str:
+        """What the kernel reported while the command ran, or "" if nothing:
+        new taint letters and the reports' first lines."""
+        parts = []
+        if self.new_taint:
+            parts.append(f"kernel tainted {splat.taint_letters(self.new_taint)} "
+                         f"({splat.describe_taint(self.new_taint)})")
+        parts += [f"{s.kind}: {s.line}" for s in self.splats]
+        return "; ".join(parts)
 
 
 CRLF = re.compile(r"\r+\n")
@@ -59,6 +79,11 @@ def normalise(text: str) -> str:
 class GuestSession:
     """Context manager: boots on enter, kills QEMU and closes the log on exit."""
 
+    # Where the guest keeps its taint and how it hands over new kernel log lines;
+    # the console tests' stand-in shell points these at files of its own.
+    taint_file = "/proc/sys/kernel/tainted"
+    kernel_log_command = "dmesg -c"
+
     def __init__(self, argv: list[str], console_log: Path, boot_timeout: float = 300) -> None:
         self.argv = argv
         self.console_log = console_log
@@ -70,6 +95,11 @@ class GuestSession:
         self.boot_seconds = 0.0
         self.banner: dict[str, str] = {}
         self.dead = False
+        self.taint = 0               # /proc/sys/kernel/tainted after the last command
+        self.boot_log = ""           # the kernel log up to the shell, read once
+        self.running: str | None = None   # the command in flight, for attribution
+        self.history: list[CommandResult] = []   # every command's result, in order
+        self.hang_grace = HANG_GRACE_S
 
     # -- lifecycle ---------------------------------------------------------------
     def __enter__(self) -> "GuestSession":
@@ -83,13 +113,19 @@ class GuestSession:
                                    searchwindowsize=None, echo=False)
         self.child.logfile_read = self._log
         try:
-            self._expect_marker(READY, Deadline(self.boot_timeout), "boot")
+            before = self._expect_marker(READY, Deadline(self.boot_timeout), "boot")
         except BaseException:
             self.__exit__(None, None, None)
             raise
         self.boot_seconds = time.monotonic() - t0
-        self.banner = self._parse_banner(self.child.before or "")
+        self.banner = self._parse_banner(before)
         self._take_splats()
+        # The first command reads the whole boot log and the boot's taint: the
+        # baseline every later command is measured against.
+        first = self.run("true", timeout=60)
+        self.boot_log = first.kernel_log
+        self.splats.extend(s for s in splat.scan(first.kernel_log)
+                           if not any(s.line == o.line for o in self.splats))
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -105,22 +141,39 @@ class GuestSession:
 
     # -- commands ----------------------------------------------------------------
     def run(self, command: str, timeout: float = 120) -> CommandResult:
-        """Run one shell command line in the guest and return its framed output."""
+        """Run one shell command line in the guest and return its framed output,
+        the kernel log lines it caused and the taint before and after it."""
         if self.dead or self.child is None:
             raise GuestError("guest is not running (an earlier command killed it)")
         tag = secrets.token_hex(6)
-        begin, end = f"FFB{tag}", f"FFE{tag}"
+        begin, end, klog = f"FFB{tag}", f"FFE{tag}", f"FFK{tag}"
         deadline = Deadline(timeout)
         t0 = time.monotonic()
+        self.running = command
         # 'FF''B' in the command prints as FFB: an echoed command line cannot match.
-        self.child.sendline(f"echo FF''B{tag}; {command}; echo FF''E{tag} $?")
+        # After the command: its status, the taint, and the kernel log since the
+        # last command (dmesg -c reads and clears it, whatever the console level).
+        self.child.sendline(f"echo FF''B{tag}; {command}; echo FF''E{tag} $? "
+                            f"$(cat {self.taint_file} 2>/dev/null || echo -1); "
+                            f"{self.kernel_log_command} 2>/dev/null; echo FF''K{tag}")
         self._expect_marker(begin + "\n", deadline, command, regex_newline=True)
-        self._expect_marker(end + " ", deadline, command)
-        output = normalise(self.child.before or "")
-        self._expect_status(deadline, command)
-        status = int(self.child.match.group(1))
+        output = normalise(self._expect_marker(end + " ", deadline, command, watch_hangs=True))
+        status, taint = self._expect_status(deadline, command)
+        kernel_log = normalise(self._expect_marker(klog, deadline, command)).strip("\n")
+        seconds = time.monotonic() - t0
         new = self._take_splats()
-        return CommandResult(command, status, output, time.monotonic() - t0, tuple(new))
+        for s in splat.scan(kernel_log):
+            if not any(s.line == o.line for o in [*self.splats, *new]):
+                new.append(s)
+        self.splats.extend(n for n in new if n not in self.splats)
+        before = self.taint
+        if taint >= 0:
+            self.taint = taint
+        self.running = None
+        result = CommandResult(command, status, output, seconds, tuple(new), kernel_log,
+                               before, self.taint)
+        self.history.append(result)
+        return result
 
     def read_file(self, path: str, timeout: float = 120) -> str:
         """A guest file's text. It crosses the serial console gzip'd and base64'd
@@ -141,33 +194,59 @@ class GuestSession:
 
     # -- internals -----------------------------------------------------------------
     def _expect_marker(self, marker: str, deadline: Deadline, what: str,
-                       regex_newline: bool = False) -> None:
+                       regex_newline: bool = False, watch_hangs: bool = False) -> str:
+        """Wait for ``marker``; return the text before it. With ``watch_hangs``,
+        a lockup or hung-task report shortens the wait to ``hang_grace``."""
         assert self.child is not None
         pattern = marker.rstrip("\n") if regex_newline else marker
-        states = {0: "found", 1: "eof", 2: "timeout"}
-        idx = self.child.expect_exact([pattern, pexpect.EOF, pexpect.TIMEOUT],
-                                      timeout=max(1.0, deadline.remaining()))
-        state = states[idx]
+        states = {0: "found", 1: "hang-report", 2: "eof", 3: "timeout"}
+        hang = splat.hang_regex() if watch_hangs else re.compile(r"(?!x)x")   # never matches
+        hang_seen = False
+        text = ""
+        while True:
+            idx = self.child.expect([re.escape(pattern), hang, pexpect.EOF, pexpect.TIMEOUT],
+                                    timeout=max(1.0, deadline.remaining()))
+            state = states[idx]
+            if state != "hang-report":
+                break
+            # keep what the match consumed: it is console text like any other
+            text += (self.child.before or "") + (self.child.after or "")
+            if not hang_seen:
+                # A lockup or hung-task detector fired: give the command a little
+                # longer (the stuck task may not be ours), then call it hung.
+                hang_seen = True
+                deadline = Deadline(min(deadline.remaining(), self.hang_grace))
+        if state in ("found", "eof", "timeout") and isinstance(self.child.before, str):
+            text += self.child.before
         if state == "found":
             if regex_newline:   # consume the rest of the marker line
                 self.child.expect(r"\r*\n", timeout=max(1.0, deadline.remaining()))
-            return
+            return text
         self.dead = True
         self._take_splats()
         excerpt = self._excerpt()
         if state == "eof":
+            fatal = splat.is_fatal(self.splats)
             raise GuestError(f"guest died during {what!r} (QEMU exited"
-                             f"{', kernel panic' if splat.is_fatal(self.splats) else ''})", excerpt)
+                             f"{', kernel panic' if fatal else ''})", excerpt, kernel_fault=fatal)
+        if hang_seen:
+            stuck = next((s for s in reversed(self.splats)
+                          if s.kind in ("soft-lockup", "hung-task", "rcu-stall")), None)
+            raise GuestError(f"guest hung: {what!r} did not finish after the kernel reported "
+                             f"{stuck.kind + ': ' + stuck.line if stuck else 'a stuck task'}",
+                             excerpt, kernel_fault=True)
         raise GuestError(f"guest hung: {what!r} did not finish within "
-                         f"{deadline.seconds:.0f}s", excerpt)
+                         f"{deadline.seconds:.0f}s", excerpt, kernel_fault=True)
 
-    def _expect_status(self, deadline: Deadline, what: str) -> None:
+    def _expect_status(self, deadline: Deadline, what: str) -> tuple[int, int]:
+        """The exit status and the taint printed after the end marker."""
         assert self.child is not None
-        idx = self.child.expect([r"(\d+)\r*\n", pexpect.EOF, pexpect.TIMEOUT],
+        idx = self.child.expect([r"(\d+) (-?\d+)\r*\n", pexpect.EOF, pexpect.TIMEOUT],
                                 timeout=max(1.0, deadline.remaining()))
         if idx != 0:
             self.dead = True
             raise GuestError(f"guest stopped while finishing {what!r}", self._excerpt())
+        return int(self.child.match.group(1)), int(self.child.match.group(2))
 
     def _log_text(self) -> str:
         if self._log is not None:
@@ -178,15 +257,22 @@ class GuestSession:
         text = self._log_text()
         # rescan a little before the last offset: a report may straddle two reads
         start = max(0, self._scanned - 400)
-        found = [s for s in splat.scan(text[start:])
-                 if not any(s.line == o.line for o in self.splats)]
+        found: list[splat.Splat] = []
+        for s in splat.scan(text[start:]):
+            # one report, seen on the console and again in the kernel log lines
+            # read after the command, is one report
+            if not any(s.line == o.line for o in [*self.splats, *found]):
+                found.append(s)
         self._scanned = len(text)
         self.splats.extend(found)
         return found
 
     def _excerpt(self, lines: int = 60) -> str:
-        if self.splats:
-            return self.splats[0].excerpt
+        """What to show for a guest that hung or died: a fatal report's lines if
+        there is one (the panic, not an earlier WARN), else the console's tail."""
+        fatal = [s for s in self.splats if splat.is_fatal([s])]
+        if fatal:
+            return fatal[-1].excerpt
         return "\n".join(self._log_text().splitlines()[-lines:])
 
     @staticmethod

@@ -30,8 +30,13 @@ class Machine:
     def append(self) -> str:
         # loglevel=5 keeps WARNING splats (KERN_WARNING) on the console, where we scan them.
         # panic=-1 with -no-reboot turns a panic into QEMU exiting instead of a hang.
+        # Short lockup and hung-task thresholds: a kernel stuck by a check is
+        # reported on the console within 10-30 s, inside the check's deadline
+        # (soft lockup after 2 * watchdog_thresh; a task seen in D state on two
+        # scans hung_task_timeout_secs apart).
         args = ["console=ttyAMA0", "rdinit=/init", "loglevel=5", "panic=-1",
-                "hung_task_panic=0", "transparent_hugepage=madvise"]
+                "hung_task_panic=0", "transparent_hugepage=madvise",
+                "watchdog_thresh=5", "sysctl.kernel.hung_task_timeout_secs=10"]
         if self.extra_append:
             args.append(self.extra_append)
         return " ".join(args)

@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any, Callable
 
-from foliofarm import matrix, smaps
+from foliofarm import matrix
+from foliofarm.judge import smaps
 from foliofarm.errors import UsageError
 from foliofarm.paths import VMTESTS
 
@@ -215,7 +216,8 @@ def mmap_miss_metrics(dump: smaps.Dump, check: Check, row: dict[str, Any] | None
     """Touches that got readahead, per mapping, and the mmap_miss the tracepoints saw."""
     out: dict[str, Any] = {"touches": int(dump.figures["touches"]),
                            "read_ahead_kb": int(dump.figures.get("read_ahead_kb", 0))}
-    for label in ("exec", "control"):
+    labels = ("exec", "control", "balanced") if "balanced" in dump.series else ("exec", "control")
+    for label in labels:
         series = dump.series.get(label)
         if not series or len(series) != out["touches"]:
             raise smaps.DumpError(f"dump has {len(series or [])} {label} touches, "
@@ -262,6 +264,66 @@ def sparse_read_metrics(dump: smaps.Dump, check: Check, row: dict[str, Any] | No
     return out
 
 
+RA_WINDOW_KINDS = ("exec", "data")
+RA_WINDOW_HINTS = ("none", "random", "sequential", "hugepage", "nohugepage")
+
+
+def ra_window_metrics(dump: smaps.Dump, check: Check, row: dict[str, Any] | None) -> dict[str, Any]:
+    """Per mapping kind and hint: per fault, the pages it read and where the new
+    run starts and ends relative to the fault; pages read outside the mapping;
+    pages that arrived by asynchronous readahead; PTEs one warm read fault
+    installed; the readahead calls the tracepoints saw. Then the promises as
+    single figures: exec windows aligned to exec_folio_order() and inside the
+    VMA, no async readahead for exec, the read-around size of data mappings."""
+    page = next(p for p in matrix.page_sizes().values() if p.bytes == dump.page_size)
+    out: dict[str, Any] = {"faults": int(dump.figures["faults"]), "seed": int(dump.figures["seed"]),
+                           "read_ahead_kb": int(dump.figures["read_ahead_kb"])}
+    ra_pages = out["read_ahead_kb"] * 1024 // dump.page_size
+    exec_pages = max(1, 64 // page.kb)          # exec_folio_order(): 64K folios, or base pages
+    for kind in RA_WINDOW_KINDS:
+        for hint in RA_WINDOW_HINTS:
+            label = f"{kind}-{hint}"
+            recs = dump.records.get(label)
+            if not recs:
+                raise smaps.DumpError(f"dump has no {label!r} pass")
+            faults = [r for r in recs if "fault" in r]
+            if len(faults) != out["faults"]:
+                raise smaps.DumpError(f"{label}: {len(faults)} faults recorded, expected {out['faults']}")
+            extra = {k: v for r in recs if "fault" not in r for k, v in r.items()}
+            key = label.replace("-", "_")
+            new = [int(r["new"]) for r in faults]
+            out[f"{key}_read_pages"] = new
+            out[f"{key}_start"] = [int(r["first"]) if int(r["new"]) else None for r in faults]
+            out[f"{key}_end"] = [int(r["last"]) if int(r["new"]) else None for r in faults]
+            out[f"{key}_outside_vma"] = sum(int(r["outside"]) for r in faults)
+            out[f"{key}_async_pages"] = int(extra.get("async", 0))
+            out[f"{key}_mapped_per_fault"] = int(extra.get("mapped", -1))
+            events = smaps.parse_trace([t for lab, t in dump.trace if lab == label])
+            out[f"{key}_sync_ra"] = sum(e["event"] == "page_cache_sync_ra" for e in events)
+            out[f"{key}_async_ra"] = sum(e["event"] == "page_cache_async_ra" for e in events)
+            orders = [int(e["order"]) for e in events if e["event"] == "page_cache_ra_order" and "order" in e]
+            out[f"{key}_max_ra_order"] = max(orders, default=None)
+            drawn = faults[1:-1]       # the first and last fault sit on the VMA's edges
+            out[f"{key}_drawn_read_pages_min"] = min(int(r["new"]) for r in drawn)
+            out[f"{key}_drawn_read_pages_max"] = max(int(r["new"]) for r in drawn)
+    # exec_folio_order() placement: the window starts on a folio boundary of the
+    # file (or at the VMA's start), for every drawn fault
+    vma_first = int(dump.figures["vma_first"])
+    misaligned = 0
+    for r in dump.records["exec-none"]:
+        if "fault" in r and int(r["new"]) and r["fault"] not in ("0",):
+            start = vma_first + int(r["page"]) + int(r["first"])
+            if start % exec_pages and start != vma_first:
+                misaligned += 1
+    out["exec_window_misaligned"] = misaligned
+    out["exec_folio_pages"] = exec_pages
+    out["ra_pages"] = ra_pages
+    # do_sync_mmap_readahead() clamps the exec window to the VMA; MADV_HUGEPAGE
+    # (force-THP) and MADV_SEQUENTIAL (page_cache_sync_ra) take other paths first
+    out["exec_outside_vma"] = sum(out[f"exec_{h}_outside_vma"] for h in ("none", "random", "nohugepage"))
+    return out
+
+
 METRICS: dict[str, Callable[[smaps.Dump, Check, dict[str, Any] | None], dict[str, Any]]] = {
     "exec-text": exec_text_metrics,
     "mmap-miss": mmap_miss_metrics,
@@ -271,6 +333,7 @@ METRICS: dict[str, Callable[[smaps.Dump, Check, dict[str, Any] | None], dict[str
     "elf-text": elf_text_metrics,
     "file-collapse": file_collapse_metrics,
     "elf-text-2m": elf_text_metrics,
+    "ra-window": ra_window_metrics,
 }
 
 
@@ -288,3 +351,38 @@ def evaluate(check: Check, dump_text: str, kernel: str, page: str, fs: str) -> O
     if "mapped_pages" in metrics and metrics["mapped_pages"] == 0:
         return Outcome(check.name, "error", "nothing mapped: the guest program touched no page", metrics)
     return judge(check.name, metrics, kernel, page, fs)
+
+
+def kernel_trouble(m: dict[str, Any]) -> str:
+    """What the kernel reported while a measurement ran, as one line: new taint
+    letters and the reports' first lines; "" when it reported nothing."""
+    parts = []
+    if m.get("taint"):
+        parts.append(f"kernel tainted {m['taint']}")
+    parts += m.get("splats", [])[:4]
+    return "; ".join(parts)
+
+
+def judge_measurement(check: Check, m: dict[str, Any], kernel: str, page: str, fs: str) -> Outcome:
+    """The host's judgement of one measurement (guest/session.measure). A check
+    during which the kernel tainted itself or printed a report fails, whatever
+    its figures say, naming the taint and the report; one that hung or crashed
+    the kernel fails too. An error of the farm stays an error."""
+    kind = m["kind"]
+    if kind == "dump":
+        outcome = evaluate(check, m["dump"], kernel, page, fs)
+    elif kind == "crash":
+        outcome = Outcome(check.name, "fail", f"kernel hung or crashed: {m['reason']}")
+    else:
+        outcome = Outcome(check.name, kind, m["reason"])
+    if m.get("seconds") is not None:
+        outcome.metrics["guest_seconds"] = m["seconds"]
+    trouble = kernel_trouble(m)
+    if trouble and outcome.outcome != "error":
+        reason = f"{trouble} (while {check.name} ran)"
+        if outcome.reason and kind != "crash":
+            reason += f"; also: {outcome.reason}"
+        elif kind == "crash":
+            reason = f"{outcome.reason}; {trouble}"
+        outcome = Outcome(check.name, "fail", reason, outcome.metrics)
+    return outcome

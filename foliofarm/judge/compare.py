@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from foliofarm.judge import figures as figs
+
 GOOD = {"pass", "xpass"}
 BAD = {"fail", "xfail"}
 # What a verdict means for the exit status: these fail a pre-submit run.
@@ -26,8 +28,9 @@ FIGURES: dict[str, tuple[str, ...]] = {
 
 
 def verdict(base: str | None, new: str | None) -> str:
-    """pass / fail / regression / fixed, plus xfail (a known failure on both),
-    skip, error (either side could not measure) and incomplete (a side is missing)."""
+    """pass / fail / regression / fixed from the two outcomes, plus xfail (a known
+    failure on both), skip, error (either side could not measure) and incomplete
+    (a side is missing). Figures refine it further: see verdicts()."""
     if base is None or new is None:
         return "incomplete"
     if "error" in (base, new):
@@ -89,17 +92,33 @@ def verdicts(doc: dict[str, Any]) -> list[dict[str, Any]]:
         for c in cell["checks"]:
             if c["name"] not in names:
                 names.append(c["name"])
+    noise = doc.get("noise") or {}
+    # Between two kernel versions (--compare) a figure that moved is news, not a
+    # regression: the newer kernel is meant to behave differently. Against its
+    # own base, a series that moves a figure the wrong way regressed.
+    judge_direction = "series" in doc
     rows = []
     for page, fs in order:
         for name in names:
             b = cells.get((base_k, page, fs, name))
             n = cells.get((new_k, page, fs, name))
             v = "build-broken" if page in broken else verdict(b and b["outcome"], n and n["outcome"])
+            moved: list[dict[str, Any]] = []
+            if b and n and v in ("pass", "fail", "xfail", "fixed", "regression"):
+                moved = figs.compare(name, b["metrics"], n["metrics"],
+                                     noise.get(f"{page}-{fs}", {}).get(name))
+            if not judge_direction:
+                for f in moved:
+                    f["regression"] = False
+            if v in ("pass", "fail", "xfail") and any(f["regression"] for f in moved):
+                v = "regression"      # a figure moved the wrong way beyond its tolerance
+            elif v == "pass" and moved:
+                v = "changed"         # a figure moved beyond the base's noise
             rows.append({"page_size": page, "fs": fs, "check": name, "verdict": v,
                          "base": b and b["outcome"], "series": n and n["outcome"],
                          "base_reason": (b or {}).get("reason", ""),
                          "series_reason": (n or {}).get("reason", ""),
-                         "figures": figures(name, b, n)})
+                         "figures": figures(name, b, n), "changed": moved})
     return rows
 
 

@@ -49,6 +49,7 @@ class Dump:
     kpf: dict[int, int]            # pfn -> kpageflags, for mapped pages and folio ends
     series: dict[str, list[tuple[int, int]]] = field(default_factory=dict)  # label -> (i, value)
     trace: list[tuple[str, str]] = field(default_factory=list)  # (label, line as the kernel printed it)
+    records: dict[str, list[dict[str, str]]] = field(default_factory=dict)  # "W label k=v ..." lines
 
     @property
     def page_size(self) -> int:
@@ -72,6 +73,7 @@ def parse_dump(text: str) -> Dump:
     kpf: dict[int, int] = {}
     series: dict[str, list[tuple[int, int]]] = {}
     trace: list[tuple[str, str]] = []
+    records: dict[str, list[dict[str, str]]] = {}
     cur: Mapping | None = None
     for n, line in enumerate(text.splitlines(), 1):
         w = line.split()
@@ -102,6 +104,8 @@ def parse_dump(text: str) -> Dump:
                 kpf[int(w[1])] = int(w[2], 16)
             elif w[0] == "R":
                 series.setdefault(w[1], []).append((int(w[2]), int(w[3])))
+            elif w[0] == "W":
+                records.setdefault(w[1], []).append(_kv(w[2:], n))
             else:
                 raise DumpError(f"line {n}: unknown record {w[0]!r}")
         except (IndexError, ValueError) as exc:
@@ -112,7 +116,7 @@ def parse_dump(text: str) -> Dump:
         raise DumpError("no meta line with page_size: not a foliofarm dump")
     if cur is not None:
         raise DumpError(f"map {cur.label!r} has no endmap: the dump was cut short")
-    return Dump(meta, figures, mappings, kpf, series, trace)
+    return Dump(meta, figures, mappings, kpf, series, trace, records)
 
 
 def folio_of(pfn: int, kpf: dict[int, int]) -> tuple[int, int] | None:

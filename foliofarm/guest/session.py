@@ -1,0 +1,230 @@
+"""Boots of one kernel serving its cells: verify the guest, run each check,
+bring its KTAP output and dump home with what the kernel reported meanwhile.
+
+A hang or panic costs the check that was running, nothing more: that check is
+an error with the console excerpt (and its cell's console check fails with the
+report), and the checks still to run get a fresh boot. Measurements are handed
+to the caller as they arrive, so a killed run leaves what it had."""
+
+from __future__ import annotations
+
+import re
+import shlex
+import time
+from contextlib import nullcontext
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+from foliofarm import matrix
+from foliofarm.errors import GuestError
+from foliofarm.guest import splat
+from foliofarm.guest.console import CommandResult, GuestSession
+from foliofarm.judge.checks import Check
+from foliofarm.matrix import Cell
+
+# How many boots one kernel gets before the rest of its checks are given up:
+# a kernel that dies on every check should not boot a hundred times.
+MAX_BOOTS = 20
+
+
+@dataclass
+class Boot:
+    """One boot's record for results.json."""
+    page_size: str
+    kernel: str
+    console_log: str
+    qemu: str
+    attempt: int = 1
+    boot_seconds: float | None = None
+    banner: dict[str, str] = field(default_factory=dict)
+    boot_splats: list[str] = field(default_factory=list)
+    taint: int = 0
+    error: str | None = None
+    ended_by: str | None = None       # "cell/check" whose hang or crash ended it
+
+    def as_dict(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if v not in (None, [], {})}
+
+
+def check_timeout(chk: Check, base_seconds: float | None) -> float:
+    """A check's deadline: its catalogue timeout, or where the base run measured
+    it, that time plus a margin (twice it, at least 30 s and at most 55 s more),
+    so a hang costs the check's usual time plus under a minute."""
+    if base_seconds is None:
+        return chk.timeout
+    return min(chk.timeout, max(base_seconds + 30, min(2 * base_seconds, base_seconds + 55)))
+
+
+def verify_guest(session: GuestSession, page: matrix.PageSize) -> None:
+    b = session.banner
+    if b.get("page_size") != str(page.bytes):
+        raise GuestError(f"guest reports page size {b.get('page_size')}, expected {page.bytes}: "
+                         "the kernel was not built for this page size")
+    if b.get("probe") != "loaded":
+        raise GuestError("the page-table probe module did not load", session._excerpt())
+
+
+def trouble_of(results: list[CommandResult]) -> dict[str, Any]:
+    """What the kernel reported while a check's commands ran: new taint letters,
+    the reports' first lines, and the kernel log lines that carry them."""
+    taint = 0
+    splats: list[str] = []
+    log: list[str] = []
+    for r in results:
+        taint |= r.new_taint
+        splats += [f"{s.kind}: {s.line}" for s in r.splats]
+        log += [s.excerpt for s in r.splats]
+    return {"taint": splat.taint_letters(taint), "taint_mask": taint,
+            "splats": splats, "kernel_log": "\n".join(log)[-6000:]}
+
+
+def measure(g: GuestSession, cell: Cell, chk: Check, timeout: float) -> dict[str, Any]:
+    """Run one check's guest program and fetch its dump: what the guest saw, not
+    yet judged. kind: "dump", "skip" or "error"; "taint", "splats" and
+    "kernel_log" say what the kernel reported while it ran."""
+    first = len(g.history)
+    m = _measure(g, cell, chk, timeout)
+    m.update(trouble_of(g.history[first:]))
+    return m
+
+
+def _measure(g: GuestSession, cell: Cell, chk: Check, timeout: float) -> dict[str, Any]:
+    dev = g.banner.get(f"mount:{cell.fs.name}")
+    if not dev or dev == "FAILED":
+        return {"kind": "error", "reason": f"{cell.fs.name} is not mounted in the guest"}
+    dump = f"/tmp/out/{chk.name}-{cell.fs.name}.dump"
+    fmt = {"mnt": f"/mnt/{cell.fs.name}", "fs": cell.fs.name, "dev": dev, "dump": dump,
+           "anon_mthp_kb": cell.page.anon_mthp_kb,
+           # the stub file on the writable attachment, "-" where there is none (erofs)
+           "wfile": (f"/mnt/{cell.fs.name}-rw/stubs.bin"
+                     if g.banner.get(f"mount:{cell.fs.name}-rw", "FAILED") != "FAILED" else "-")}
+    # a program with a path runs from the filesystem under test, others from the initramfs
+    program = chk.program.format(**fmt) if "/" in chk.program else f"/ff/{chk.program}"
+    for line in chk.options.get("setup", []):
+        pre = g.run(line.format(**fmt), timeout=60)
+        if pre.status != 0:
+            return {"kind": "error", "reason": f"setup {line!r} exited {pre.status}: {pre.output[-300:]}"}
+    res = g.run(shlex.join([program, *(a.format(**fmt) for a in chk.args)]), timeout=timeout)
+    m: dict[str, Any] = {"ktap": res.output, "seconds": round(res.seconds, 2)}
+    ktap = parse_ktap(res.output)
+    if res.status != 0 or ktap.get("not_ok"):
+        return {**m, "kind": "error", "reason": f"guest program exited {res.status}: "
+                + "; ".join(ktap.get("diag", [])[-3:])}
+    if ktap.get("skip"):
+        return {**m, "kind": "skip", "reason": ktap["skip"]}
+    return {**m, "kind": "dump", "dump": g.read_file(dump)}
+
+
+KTAP_RESULT = re.compile(r"^(not ok|ok) (\d+) (\S+)(?: # (.*))?$")
+
+
+def parse_ktap(text: str) -> dict[str, Any]:
+    out: dict[str, Any] = {"results": [], "diag": []}
+    for line in text.splitlines():
+        line = line.strip()
+        if m := KTAP_RESULT.match(line):
+            ok = m.group(1) == "ok"
+            directive = m.group(4) or ""
+            out["results"].append((ok, m.group(3), directive))
+            if not ok:
+                out["not_ok"] = True
+            elif directive.upper().startswith("SKIP"):
+                out["skip"] = directive[4:].strip() or "skipped"
+        elif line.startswith("# "):
+            out["diag"].append(line[2:])
+    return out
+
+
+Measured = Callable[[Cell, Check, dict[str, Any]], None]
+
+
+@dataclass
+class BootPlan:
+    """The boots of one kernel: the QEMU argv, where console logs go, and the
+    (cell, check) pairs to measure, in order."""
+    argv: list[str]
+    log_stem: Path                      # boots/<page>-<kernel>; attempts add .2, .3, ...
+    page: matrix.PageSize
+    kernel: str
+    pairs: list[tuple[Cell, Check]]
+    boot_timeout: float = 300
+    timeouts: dict[tuple[str, str], float] = field(default_factory=dict)  # (fs, check) -> s
+    qemu: str = ""
+    session: type[GuestSession] = GuestSession   # the console tests' stand-in guest subclasses it
+
+    def console_log(self, attempt: int) -> Path:
+        suffix = "" if attempt == 1 else f".{attempt}"
+        return self.log_stem.with_name(f"{self.log_stem.name}{suffix}.console.log")
+
+
+def run_boots(plan: BootPlan, on_measured: Measured, on_boot: Callable[[Boot], None],
+              status: Callable[[str], Any] | None = None) -> Iterator[Boot]:
+    """Measure every pair of ``plan``, booting again after a check that hangs or
+    crashes the guest. ``on_measured`` gets each measurement as it arrives; a
+    check that ended its boot gets kind "crash" (the kernel hung or panicked) or
+    "error" (the farm lost the guest), with "ended_boot" set. Yields
+    each boot after it ends."""
+    pending = list(plan.pairs)
+    attempt = 0
+    while pending:
+        attempt += 1
+        log = plan.console_log(attempt)
+        boot = Boot(page_size=plan.page.name, kernel=plan.kernel, console_log=str(log),
+                    qemu=plan.qemu, attempt=attempt)
+        if attempt > MAX_BOOTS:
+            for cell, chk in pending:
+                on_measured(cell, chk, {"kind": "error", "reason": f"not run: the kernel "
+                                        f"hung or crashed in {MAX_BOOTS} boots in a row"})
+            return
+        try:
+            with plan.session(plan.argv, log, plan.boot_timeout) as g:
+                boot.boot_seconds = round(g.boot_seconds, 2)
+                boot.banner = g.banner
+                boot.boot_splats = [f"{s.kind}: {s.line}" for s in g.splats]
+                boot.taint = g.taint
+                verify_guest(g, plan.page)
+                while pending:
+                    cell, chk = pending[0]
+                    timeout = plan.timeouts.get((cell.fs.name, chk.name), chk.timeout)
+                    t0 = time.monotonic()
+                    seen = len(g.splats)
+                    try:
+                        with status(f"{cell.id}: {chk.name}") if status else nullcontext():
+                            m = measure(g, cell, chk, timeout)
+                    except GuestError as exc:
+                        # This check hung or crashed the guest: it alone pays.
+                        # kind "crash": the kernel hung or panicked (a verdict on
+                        # the kernel); "error": the farm lost the guest otherwise.
+                        m = {"kind": "crash" if exc.kernel_fault else "error",
+                             "reason": str(exc), "excerpt": exc.excerpt, "ended_boot": True,
+                             "seconds": round(time.monotonic() - t0, 2),
+                             "splats": [f"{s.kind}: {s.line}" for s in g.splats[seen:]],
+                             "taint": "", "taint_mask": 0, "kernel_log": exc.excerpt}
+                        pending.pop(0)
+                        boot.ended_by = f"{cell.fs.name}/{chk.name}"
+                        boot.error = str(exc)
+                        on_measured(cell, chk, m)
+                        break
+                    pending.pop(0)
+                    on_measured(cell, chk, m)
+        except GuestError as exc:
+            # The boot itself failed (no shell, wrong page size, no probe): no
+            # further boot would do better.
+            boot.error = str(exc)
+            on_boot(boot)
+            yield boot
+            # A kernel that panics or hangs while booting is a verdict on the
+            # kernel ("crash"); one the farm could not start is an error.
+            for cell, chk in pending:
+                on_measured(cell, chk, {"kind": "crash" if exc.kernel_fault else "error",
+                                        "reason": f"boot failed: {exc}", "excerpt": exc.excerpt,
+                                        "boot_failed": True,
+                                        "splats": [] if not exc.kernel_fault else boot_reports(exc)})
+            return
+        on_boot(boot)
+        yield boot
+
+
+def boot_reports(exc: GuestError) -> list[str]:
+    return [f"{s.kind}: {s.line}" for s in splat.scan(exc.excerpt)]

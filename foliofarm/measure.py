@@ -1,0 +1,199 @@
+"""Measuring one built kernel on its cells: boot it (as often as hangs and
+crashes make necessary), judge each measurement as it arrives, record it, and
+keep a clean boot's raw measurements as a base that later series runs reuse.
+
+A base that a series will be judged against is measured twice: the second
+boot's figures give the noise of each figure, kept in the results, so that a
+series' figure counts as changed only when it moves beyond it."""
+
+from __future__ import annotations
+
+import json
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from foliofarm.build import Artifacts
+from foliofarm.guest.qemu import Machine
+from foliofarm.guest.session import BootPlan, check_timeout, run_boots
+from foliofarm.judge import figures
+from foliofarm.judge.checks import Check, Outcome, judge_measurement
+from foliofarm.matrix import Cell
+from foliofarm.results import ResultsWriter
+from foliofarm.util import sha256_text, write_json
+
+
+@dataclass
+class Context:
+    """What measuring needs from a run: no more, so it can be driven alone."""
+    writer: ResultsWriter
+    cache: Path
+    checks: list[Check]
+    accel: str
+    boot_timeout: float
+    log: Callable[[str, str | None], None]
+    status: Callable[[str], Any]
+
+
+@dataclass
+class Kernel:
+    arts: Artifacts
+    initrd: Path
+    cells: list[Cell]
+    disks: dict[str, Path]
+    kernel_xy: str           # "X.Y", for expectations
+    side: str | None         # "base", "series" or None (a plain run)
+
+
+def machine(ctx: Context, k: Kernel) -> Machine:
+    return Machine(kernel=k.arts.image, initrd=k.initrd,
+                   disks={c.fs.name: k.disks[c.fs.name] for c in k.cells},
+                   scratch={f"{c.fs.name}-rw": k.disks[c.fs.name] for c in k.cells
+                            if c.fs.rw_mount_options},
+                   accel=ctx.accel)
+
+
+def baseline_path(ctx: Context, k: Kernel) -> Path:
+    """Where a boot's measurements are kept, keyed by everything that makes them:
+    the kernel artifacts, the initramfs (guest programs), the disk images, the
+    checks' definitions and the accelerator. Judging is redone from the dumps."""
+    defs = [(c.name, c.program, c.args, c.timeout, sorted(c.options.items(), key=str))
+            for c in ctx.checks]
+    key = sha256_text(k.arts.dir.name, k.initrd.name,
+                      repr(sorted((c.fs.name, str(k.disks[c.fs.name])) for c in k.cells)),
+                      repr(defs), ctx.accel, str(ctx.boot_timeout))[:20]
+    return ctx.cache / "baseline" / f"{k.arts.dir.name[:60]}-{key}.json"
+
+
+def console_outcome(splats: list[str]) -> Outcome:
+    if splats:
+        return Outcome("console", "fail", f"{len(splats)} report(s): " + " | ".join(splats[:3]),
+                       {"splats": len(splats)})
+    return Outcome("console", "pass", "", {"splats": 0})
+
+
+def judge(ctx: Context, k: Kernel, cell: Cell, chk: Check, m: dict[str, Any]) -> Outcome:
+    """Judge one measurement and keep its KTAP output and dump beside the results."""
+    cdir = ctx.writer.cell_dir(cell)
+    if "ktap" in m:
+        (cdir / f"{chk.name}.ktap").write_text(m["ktap"])
+    if m.get("dump") is not None:
+        (cdir / f"{chk.name}.dump").write_text(m["dump"])
+    if m.get("kernel_log"):
+        (cdir / f"{chk.name}.kernel.log").write_text(m["kernel_log"])
+    return judge_measurement(chk, m, k.kernel_xy, cell.page.name, cell.fs.name)
+
+
+def base_timeouts(ctx: Context, k: Kernel) -> dict[tuple[str, str], float]:
+    """Per (fs, check): a deadline from the base run's time for the same cell,
+    where this is the series side and the base measured it."""
+    if k.side != "series":
+        return {}
+    sides = ctx.writer.doc.get("sides") or {}
+    base = (sides.get("base") or {}).get("kernel")
+    out = {}
+    for cell in ctx.writer.doc["cells"]:
+        if cell["kernel"] != base or cell["page_size"] != k.cells[0].page.name:
+            continue
+        for c in cell["checks"]:
+            secs = c["metrics"].get("guest_seconds")
+            chk = next((x for x in ctx.checks if x.name == c["name"]), None)
+            if chk is not None and isinstance(secs, (int, float)) and c["outcome"] != "error":
+                out[(cell["fs"], chk.name)] = check_timeout(chk, secs)
+    return out
+
+
+def boot_and_measure(ctx: Context, k: Kernel, label: str = "") -> tuple[dict[str, Any], bool]:
+    """Measure every (cell, check) of ``k``, recording outcomes as they arrive
+    unless ``label`` is set (a repeat, kept only for its figures). Returns the
+    raw measurements by "fs/check" and whether every boot was clean."""
+    w = ctx.writer
+    page = k.cells[0].page
+    mach = machine(ctx, k)
+    stem = w.dir / "boots" / f"{page.name}-{k.cells[0].kernel}{label}"
+    plan = BootPlan(argv=mach.argv(), log_stem=stem, page=page, kernel=k.cells[0].kernel,
+                    pairs=[(c, chk) for c in k.cells for chk in ctx.checks],
+                    boot_timeout=ctx.boot_timeout, timeouts=base_timeouts(ctx, k),
+                    qemu=shlex.join(mach.argv()))
+    measured: dict[str, dict[str, Any]] = {}
+    splats: dict[str, list[str]] = {c.id: [] for c in k.cells}
+    boot_splats: list[str] = []
+
+    def on_measured(cell: Cell, chk: Check, m: dict[str, Any]) -> None:
+        measured[f"{cell.fs.name}/{chk.name}"] = m
+        splats[cell.id] += [f"{s} (during {chk.name})" for s in m.get("splats", [])]
+        if label:
+            return
+        outcome = judge(ctx, k, cell, chk, m)
+        w.record(cell, outcome, excerpt=m.get("excerpt", ""))
+        ctx.log(f"{cell.id} {chk.name}: {outcome.outcome} {outcome.reason}", None)
+
+    def on_boot(boot: Any) -> None:
+        boot_splats.extend(b for b in boot.boot_splats if b not in boot_splats)
+        if not label:
+            w.add("boots", boot.as_dict())
+        what = f"boot {boot.attempt} of {page.name} {k.cells[0].kernel}{label}"
+        if boot.error:
+            ctx.log(f"{what}: {boot.error}", "red")
+        else:
+            ctx.log(f"{what}: {boot.boot_seconds}s to the shell, console {boot.console_log}", None)
+
+    ctx.log(f"booting {page.name} {k.cells[0].kernel}{label}", None)
+    boots = list(run_boots(plan, on_measured, on_boot, ctx.status))
+    if not label:
+        for cell in k.cells:
+            w.record(cell, console_outcome(boot_splats + splats[cell.id]))
+    clean = (not boot_splats and all(not b.error for b in boots)
+             and all(m["kind"] in ("dump", "skip") and not m.get("splats") and not m.get("taint")
+                     for m in measured.values()))
+    return measured, clean
+
+
+def measure_kernel(ctx: Context, k: Kernel, reuse_base: bool, want_noise: bool) -> bool:
+    """Measure ``k`` (or reuse its clean base measurements), and where it is the
+    base of a comparison, its figures' noise. Returns False if anything could
+    not be measured."""
+    w = ctx.writer
+    path = baseline_path(ctx, k)
+    saved = json.loads(path.read_text()) if reuse_base and path.is_file() else None
+    if saved is not None:
+        for cell in k.cells:
+            for chk in ctx.checks:
+                m = saved["measurements"][f"{cell.fs.name}/{chk.name}"]
+                w.record(cell, judge(ctx, k, cell, chk, m), flush=False)
+            w.record(cell, console_outcome([]), flush=False)
+        w.add("boots", {"page_size": k.cells[0].page.name, "kernel": k.cells[0].kernel,
+                        "reused": str(path), "measured_by": saved.get("run_id"),
+                        "console_log": saved.get("console_log")})
+        ctx.log(f"{k.cells[0].page.name} {k.cells[0].kernel}: base measurements reused from run "
+                f"{saved.get('run_id')} ({path.name}); --fresh-base measures again", None)
+        measured, clean = saved["measurements"], True
+    else:
+        measured, clean = boot_and_measure(ctx, k)
+        saved = {"run_id": w.run_id, "console_log": str(w.dir / "boots"), "measurements": measured}
+    if want_noise and clean:
+        if "repeat" not in saved:
+            ctx.log(f"{k.cells[0].page.name}: measuring the base again for the noise of each figure",
+                    None)
+            saved["repeat"], clean = boot_and_measure(ctx, k, label="-repeat")
+        record_noise(ctx, k, saved["measurements"], saved["repeat"])
+    if clean:   # only a clean boot's measurements can serve as a base later
+        write_json(path, saved)
+    return all(m["kind"] != "error" for m in measured.values())
+
+
+def record_noise(ctx: Context, k: Kernel, first: dict[str, Any], repeat: dict[str, Any]) -> None:
+    """Per cell and check: how far each figure moved between two boots of the
+    same base (0 for every figure under TCG so far), kept in results.json."""
+    noise = ctx.writer.doc.setdefault("noise", {})
+    for cell in k.cells:
+        key = f"{cell.page.name}-{cell.fs.name}"
+        for chk in ctx.checks:
+            a, b = first.get(f"{cell.fs.name}/{chk.name}"), repeat.get(f"{cell.fs.name}/{chk.name}")
+            if not a or not b:
+                continue
+            ma = judge_measurement(chk, a, k.kernel_xy, cell.page.name, cell.fs.name).metrics
+            mb = judge_measurement(chk, b, k.kernel_xy, cell.page.name, cell.fs.name).metrics
+            noise.setdefault(key, {})[chk.name] = figures.noise(ma, mb)
+    ctx.writer.flush()

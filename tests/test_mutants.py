@@ -1,0 +1,57 @@
+"""The farm against its own mutants (tests/mutants/), on the full 7.3 matrix:
+a bounded sample here (`make mutants` runs them all), one per way of catching:
+a figure that moves inside the bounds (exec readahead past the VMA end), a WARN
+on one page size (a taint and a console report), a hang on one cell. Each must
+be a regression in exactly the cells it names, and the hang reported within the
+base's time for the check plus a minute."""
+
+import json
+import tomllib
+
+import pytest
+
+from foliofarm import mutants
+
+pytestmark = pytest.mark.integration
+
+
+def test_mutant_rows_are_patches_kept_beside_them():
+    rows = tomllib.loads((mutants.MUTANTS / "mutants.toml").read_text())["mutant"]
+    assert len(rows) >= 25
+    for m in mutants.load():
+        text = m.patch.read_text()
+        assert text.startswith("From ") and "\ndiff --git a/" in text, m.name
+        assert m.cells and m.why
+
+
+def test_judging_a_mutant_run():
+    doc = {"verdicts": [
+        {"page_size": "64k", "fs": "ext4", "check": "exec-text", "verdict": "regression"},
+        {"page_size": "64k", "fs": "ext4", "check": "console", "verdict": "regression"},
+        {"page_size": "64k", "fs": "xfs", "check": "exec-text", "verdict": "pass"},
+        {"page_size": "4k", "fs": "xfs", "check": "ra-window", "verdict": "changed"}],
+        "cells": []}
+    m = mutants.Mutant("warn", mutants.MUTANTS / "x.patch", ["64k-ext4"], "")
+    o = mutants.judge(doc, m, ["4k-xfs", "64k-ext4", "64k-xfs"])
+    assert o.caught == {"64k-ext4": ["exec-text", "console"]}
+    assert o.elsewhere == {"4k-xfs": ["ra-window: changed"]} and not o.ok
+    m.cells = ["64k-*"]
+    o = mutants.judge(doc, m, ["4k-xfs", "64k-ext4", "64k-xfs"])
+    assert o.missed == ["64k-xfs"]
+
+
+@pytest.mark.budget
+def test_sample_of_mutants_is_caught_where_named_and_nowhere_else(tmp_path, budget):
+    # three series on the full matrix: three incremental rebuilds and boots each
+    budget(15 * 60, "the mutant sample (3 series x 3 incremental kernel builds)")
+    code = mutants.main(["--sample", "--no-benign", "--results", str(tmp_path)])
+    report = json.loads((tmp_path / "mutants.json").read_text())
+    for o in report["outcomes"]:
+        assert o["ok"], (o["name"], o["missed"], o["elsewhere"], o["error"])
+    assert report["caught"] == report["total"] == len(mutants.SAMPLE)
+    assert code == 0
+    hang = next(o for o in report["outcomes"] if o["name"] == "hang-64k-xfs-exec")
+    assert hang["hang_report"]
+    for h in hang["hang_report"]:
+        assert h["cell"] == "64k-xfs"
+        assert h["reported_after_s"] < (h["base_s"] or 0) + 60, h

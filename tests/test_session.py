@@ -1,0 +1,121 @@
+"""Boots, checks and what the kernel reports meanwhile, through the real session
+code (foliofarm/guest/session.py, console.py): a stand-in guest replays a
+recorded boot console and then runs commands as the guest's shell would; a
+stand-in check program plays the kernel's part where a test needs a report
+(a recorded 7.3 WARN appended to the kernel log, the WARN taint set)."""
+
+from pathlib import Path
+
+import pytest
+
+from foliofarm import matrix
+from foliofarm.guest.console import GuestSession
+from foliofarm.guest.session import BootPlan, check_timeout, run_boots
+from foliofarm.judge import checks
+from foliofarm.judge.checks import Check, judge_measurement
+from foliofarm.matrix import Cell
+
+DATA = Path(__file__).resolve().parent / "data"
+CONSOLES = DATA / "consoles"
+FAKE = DATA / "guest" / "fake-check"
+WARN_73 = CONSOLES / "splats" / "7.3" / "warning.log"
+
+
+def standin(tmp_path: Path) -> type[GuestSession]:
+    """A GuestSession whose taint and kernel log are files in tmp_path."""
+    (tmp_path / "tainted").write_text("4096\n")
+    (tmp_path / "klog").write_text("")
+
+    class StandIn(GuestSession):
+        taint_file = str(tmp_path / "tainted")
+        kernel_log_command = f"cat {tmp_path / 'klog'}; : > {tmp_path / 'klog'}"
+    return StandIn
+
+
+def fake(tmp_path: Path, name: str, mode: str, timeout: float = 30) -> Check:
+    args = (str(tmp_path / "klog"), str(tmp_path / "tainted"), mode, "{dump}", str(WARN_73))
+    return Check(name=name, program=str(FAKE), args=args, timeout=timeout, description=name)
+
+
+def plan(tmp_path: Path, pairs, timeouts=None) -> BootPlan:
+    page = matrix.page_sizes()["4k"]
+    return BootPlan(argv=["sh", str(CONSOLES / "replay.sh"), str(CONSOLES / "boot-7.3-4k.log"), "shell"],
+                    log_stem=tmp_path / "boots" / "4k-7.3", page=page, kernel="7.3", pairs=pairs,
+                    boot_timeout=20, timeouts=timeouts or {}, session=standin(tmp_path))
+
+
+def cells() -> dict[str, Cell]:
+    page = matrix.page_sizes()["4k"]
+    return {fs: Cell(page, f, "7.3") for fs, f in matrix.filesystems().items()}
+
+
+def run(p: BootPlan):
+    got, boots = [], []
+    for b in run_boots(p, lambda c, k, m: got.append((c.id, k.name, m)), boots.append):
+        pass
+    return got, boots
+
+
+def test_a_warn_fails_the_check_that_ran_and_names_taint_and_line(tmp_path):
+    c = cells()
+    ok, warn = fake(tmp_path, "quiet", "ok"), fake(tmp_path, "warns", "warn")
+    got, boots = run(plan(tmp_path, [(c["xfs"], ok), (c["xfs"], warn), (c["ext4"], ok)]))
+    assert [(cid, name, m["kind"]) for cid, name, m in got] == [
+        ("4k-xfs-7.3", "quiet", "dump"), ("4k-xfs-7.3", "warns", "dump"), ("4k-ext4-7.3", "quiet", "dump")]
+    quiet, warned, after = (m for _, _, m in got)
+    assert quiet["taint"] == "" and quiet["splats"] == []
+    assert warned["taint"] == "W"
+    line = next(ln for ln in WARN_73.read_text().splitlines() if ln.startswith("WARNING: "))
+    assert warned["splats"] == [f"warning: {line}"]
+    # the WARN taint stays set, but a later check is not blamed for it
+    assert after["taint"] == "" and after["splats"] == []
+    assert len(boots) == 1 and not boots[0].error
+    # judged as exec-text on a real dump whose figures pass: the WARN fails it
+    exec_text = checks.catalogue()["exec-text"]
+    dump = (DATA / "dumps" / "4k-xfs-7.3.exec-text.dump").read_text()
+    assert judge_measurement(exec_text, {**quiet, "dump": dump}, "7.3", "4k", "xfs").outcome == "pass"
+    out = judge_measurement(exec_text, {**warned, "dump": dump}, "7.3", "4k", "xfs")
+    assert out.outcome == "fail"
+    assert "kernel tainted W" in out.reason and line in out.reason
+
+
+def test_a_hang_costs_its_check_and_the_rest_run_on_a_fresh_boot(tmp_path):
+    c = cells()
+    ok, hang = fake(tmp_path, "quiet", "ok"), fake(tmp_path, "hangs", "hang")
+    p = plan(tmp_path, [(c["xfs"], ok), (c["xfs"], hang), (c["xfs"], ok), (c["erofs"], ok)],
+             timeouts={("xfs", "hangs"): 3})
+    got, boots = run(p)
+    kinds = [(cid, name, m["kind"]) for cid, name, m in got]
+    assert kinds == [("4k-xfs-7.3", "quiet", "dump"), ("4k-xfs-7.3", "hangs", "crash"),
+                     ("4k-xfs-7.3", "quiet", "dump"), ("4k-erofs-7.3", "quiet", "dump")]
+    hung = got[1][2]
+    assert hung["ended_boot"] and "did not finish within 3s" in hung["reason"]
+    assert [b.attempt for b in boots] == [1, 2]
+    assert boots[0].ended_by == "xfs/hangs" and not boots[1].error
+    assert (tmp_path / "boots" / "4k-7.3.2.console.log").is_file()
+    assert judge_measurement(hang, hung, "7.3", "4k", "xfs").outcome == "fail"
+
+
+def test_a_guest_that_dies_without_a_kernel_report_is_an_error_not_a_verdict(tmp_path):
+    c = cells()
+    got, boots = run(plan(tmp_path, [(c["xfs"], fake(tmp_path, "dies", "die")),
+                                     (c["ext4"], fake(tmp_path, "quiet", "ok"))]))
+    assert [m["kind"] for _, _, m in got] == ["error", "dump"]
+    assert judge_measurement(fake(tmp_path, "dies", "die"), got[0][2], "7.3", "4k", "xfs").outcome == "error"
+
+
+def test_a_panic_is_a_crash_of_the_kernel(tmp_path):
+    c = cells()
+    got, _ = run(plan(tmp_path, [(c["xfs"], fake(tmp_path, "panics", "panic")),
+                                 (c["xfs"], fake(tmp_path, "quiet", "ok"))]))
+    assert [m["kind"] for _, _, m in got] == ["crash", "dump"]
+    assert any(s.startswith("panic: Kernel panic") for s in got[0][2]["splats"])
+
+
+@pytest.mark.parametrize("base,want", [(None, 300.0), (2.0, 32.0), (40.0, 80.0), (100.0, 155.0),
+                                       (400.0, 300.0)])
+def test_check_deadline_from_the_base_run(base, want):
+    chk = Check("x", "x", (), 300.0, "")
+    assert check_timeout(chk, base) == want
+    if base is not None:
+        assert check_timeout(chk, base) <= base + 60
