@@ -104,16 +104,17 @@ def base_timeouts(ctx: Context, k: Kernel) -> dict[tuple[str, str], float]:
     return out
 
 
-def boot_and_measure(ctx: Context, k: Kernel, label: str = "") -> tuple[dict[str, Any], bool]:
-    """Measure every (cell, check) of ``k``, recording outcomes as they arrive
-    unless ``label`` is set (a repeat, kept only for its figures). Returns the
-    raw measurements by "fs/check" and whether every boot was clean."""
+def boot_and_measure(ctx: Context, k: Kernel, label: str = "",
+                     pairs: list[tuple[Cell, Check]] | None = None) -> tuple[dict[str, Any], bool]:
+    """Measure every (cell, check) of ``k`` (or just ``pairs``), recording outcomes
+    as they arrive unless ``label`` is set (a repeat, kept only for its figures).
+    Returns the raw measurements by "fs/check" and whether every boot was clean."""
     w = ctx.writer
     page = k.cells[0].page
     mach = machine(ctx, k)
     stem = w.dir / "boots" / f"{page.name}-{k.cells[0].kernel}{label}"
     plan = BootPlan(argv=mach.argv(), log_stem=stem, page=page, kernel=k.cells[0].kernel,
-                    pairs=[(c, chk) for c in k.cells for chk in ctx.checks],
+                    pairs=pairs or [(c, chk) for c in k.cells for chk in ctx.checks],
                     boot_timeout=ctx.boot_timeout, timeouts=base_timeouts(ctx, k),
                     qemu=shlex.join(mach.argv()))
     measured: dict[str, dict[str, Any]] = {}
@@ -171,6 +172,8 @@ def measure_kernel(ctx: Context, k: Kernel, reuse_base: bool, want_noise: bool) 
         measured, clean = saved["measurements"], True
     else:
         measured, clean = boot_and_measure(ctx, k)
+        if k.side == "series":
+            confirm_moves(ctx, k)
         saved = {"run_id": w.run_id, "console_log": str(w.dir / "boots"), "measurements": measured}
     if want_noise and clean:
         if "repeat" not in saved:
@@ -197,3 +200,71 @@ def record_noise(ctx: Context, k: Kernel, first: dict[str, Any], repeat: dict[st
             mb = judge_measurement(chk, b, k.kernel_xy, cell.page.name, cell.fs.name).metrics
             noise.setdefault(key, {})[chk.name] = figures.noise(ma, mb)
     ctx.writer.flush()
+
+
+
+def confirm_moves(ctx: Context, k: Kernel) -> None:
+    """Series side: boot again for the (cell, check) pairs whose figures moved
+    from the base beyond its noise while the check passed, and settle each move
+    (settle_moves). Two boots of the base can miss a rare flake; this keeps one
+    from being reported as the series' doing."""
+    pending = moved_pairs(ctx.writer.doc, k.cells, ctx.checks)
+    if not pending:
+        return
+    ctx.log(f"{k.cells[0].page.name} {k.cells[0].kernel}: booting again to confirm moved figures of "
+            + ", ".join(f"{c.fs.name}/{chk.name}" for c, chk, _ in pending), None)
+    again, _ = boot_and_measure(ctx, k, label="-confirm", pairs=[(c, chk) for c, chk, _ in pending])
+    for cell, chk, moved in pending:
+        m = again.get(f"{cell.fs.name}/{chk.name}")
+        if not m or m.get("kind") != "dump":
+            continue
+        now = judge_measurement(chk, m, k.kernel_xy, cell.page.name, cell.fs.name).metrics
+        for u in settle_moves(ctx.writer.doc, cell, chk.name, moved, now):
+            ctx.log(f"{cell.id} {chk.name} {u['metric']}: {u['base']} -> {u['series']}, but "
+                    f"{u['confirm']} on a second boot: noise, not the series", "yellow")
+    ctx.writer.flush()
+
+
+def moved_pairs(doc: dict[str, Any], cells: list[Cell], checks: list[Check]
+                ) -> list[tuple[Cell, Check, list[dict[str, Any]]]]:
+    """(cell, check, moved figures) of the series side ``cells`` that passed on
+    both sides with figures that moved beyond the base's noise."""
+    base_label = ((doc.get("sides") or {}).get("base") or {}).get("kernel")
+    if not base_label or not cells:
+        return []
+    by = {(c["kernel"], c["fs"], ch["name"]): ch for c in doc["cells"]
+          if c["page_size"] == cells[0].page.name for ch in c["checks"]}
+    noise = doc.get("noise") or {}
+    out = []
+    for cell in cells:
+        for chk in checks:
+            b, s = by.get((base_label, cell.fs.name, chk.name)), by.get((cell.kernel, cell.fs.name, chk.name))
+            if not b or not s or b["outcome"] != "pass" or s["outcome"] != "pass":
+                continue
+            moved = figures.compare(chk.name, b["metrics"], s["metrics"],
+                                    noise.get(f"{cell.page.name}-{cell.fs.name}", {}).get(chk.name))
+            if moved:
+                out.append((cell, chk, moved))
+    return out
+
+
+def settle_moves(doc: dict[str, Any], cell: Cell, check: str, moved: list[dict[str, Any]],
+                 again: dict[str, Any]) -> list[dict[str, Any]]:
+    """A move that a second boot of the series does not repeat (it measures the
+    base's value again) came from timing, not from the series: the figure's
+    noise on that cell takes the move, and the move is listed under
+    "unconfirmed". A move that repeats, or lands elsewhere, stands."""
+    now = figures.flatten(again)
+    out = []
+    for f in moved:
+        x, y, z = f["base"], f["series"], now.get(f["metric"])
+        if z != x:
+            continue
+        n = doc.setdefault("noise", {}).setdefault(f"{cell.page.name}-{cell.fs.name}", {})
+        n.setdefault(check, {})[f["metric"]] = (float("inf") if x is None or y is None
+                                                else abs(float(y) - float(x)))
+        u = {"cell": cell.id, "check": check, "metric": f["metric"], "base": x, "series": y,
+             "confirm": z}
+        doc.setdefault("unconfirmed", []).append(u)
+        out.append(u)
+    return out

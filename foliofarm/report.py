@@ -193,6 +193,15 @@ def build(doc: dict[str, Any], plots: dict[tuple[str, str], bytes] | None = None
                                   "declared in tests/vmtests/expectations/."))
             s.blocks.append(("table", header, rows))
             secs.append(s)
+        if doc.get("unconfirmed"):
+            s = Section("Unconfirmed moves")
+            s.blocks.append(("p", "Figures that moved on the series' first boot but measured the "
+                                  "base's value on a second: timing, not the series. Each is counted "
+                                  "as that cell's noise for the figure."))
+            s.blocks.append(("table", ["cell", "check", "figure", "base", "series", "second boot"],
+                             [[u["cell"], u["check"], u["metric"], _fmt(u["base"]), _fmt(u["series"]),
+                               _fmt(u["confirm"])] for u in doc["unconfirmed"]]))
+            secs.append(s)
 
     for name in check_names(doc):
         s = Section(f"Check: {name}")
@@ -399,7 +408,11 @@ def merge(docs: list[dict[str, Any]]) -> dict[str, Any]:
     out["complete"] = all(d.get("complete") for d in docs)
     keys = {"cells": ("kernel", "page_size", "fs"), "kernels": ("side", "kernel", "page_size"),
             "boots": ("kernel", "page_size", "console_log"), "each_commit": ("number", "page_size"),
-            "errors": ("stage", "message")}
+            "errors": ("stage", "message"), "unconfirmed": ("cell", "check", "metric")}
+    out["noise"] = {}
+    for d in docs:      # each shard measured its own cells' noise
+        for cell, by_check in (d.get("noise") or {}).items():
+            out["noise"].setdefault(cell, {}).update(by_check)
     for key, ident in keys.items():
         seen: dict[tuple, Any] = {}
         for d in docs:

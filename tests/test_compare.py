@@ -144,6 +144,7 @@ def test_ci_shards_merge_into_one_report(tmp_path):
         d = json.loads(json.dumps(full))
         d["cells"] = [c for c in d["cells"] if c["fs"] == fs]
         d["run_id"] = f"shard-{fs}"
+        d["noise"] = {f"4k-{fs}": {"exec-text": {"mapped_pages": 0.0}}}
         d["verdicts"] = compare.verdicts(d)
         shard = tmp_path / fs
         shard.mkdir()
@@ -153,6 +154,7 @@ def test_ci_shards_merge_into_one_report(tmp_path):
     assert main(["report", *shards, "--out", str(tmp_path / "all")]) == 0
     merged = json.loads((tmp_path / "all" / "results.json").read_text())
     assert merged["merged_from"] == ["shard-xfs", "shard-erofs"]
+    assert set(merged["noise"]) == {"4k-xfs", "4k-erofs"}         # each shard's own noise
     assert merged["verdicts"] == compare.verdicts(full)
     assert len(merged["kernels"]) == len(full["kernels"])      # the shared kernels once
     assert "| check | 4k-xfs | 4k-erofs |" in (tmp_path / "all" / "report.md").read_text()
@@ -231,3 +233,30 @@ def test_none_is_judged_as_declared():
     assert rows[0]["regression"]
     rows = figures.compare("mmap-miss", {"exec_first_without_ra": 100}, {"exec_first_without_ra": None}, {})
     assert not rows[0]["regression"]
+
+
+def test_a_move_a_second_series_boot_does_not_repeat_is_noise():
+    """The series side boots again for moved figures (measure.confirm_moves): a
+    move measured back at the base's value is timing, counted as that cell's
+    noise and listed as unconfirmed; a move that repeats stays `changed`."""
+    from foliofarm import matrix
+    from foliofarm.judge import checks
+    from foliofarm.measure import moved_pairs, settle_moves
+    d, base, series = _pair("benign-4k", "exec-text")
+    series["metrics"]["mapped_pages"] += 16
+    series["metrics"]["max_folio_kb"] = 128
+    page = matrix.page_sizes()["4k"]
+    fs = matrix.filesystems()["xfs"]
+    cell = matrix.Cell(page, fs, d["sides"]["series"]["kernel"])
+    chk = checks.catalogue()["exec-text"]
+    (c, k, moved), = moved_pairs(d, [cell], [chk])
+    assert {f["metric"] for f in moved} == {"mapped_pages", "max_folio_kb"}
+    # the second boot measures mapped_pages as on the base, max_folio_kb as on the first boot
+    again = dict(series["metrics"], mapped_pages=base["metrics"]["mapped_pages"])
+    u, = settle_moves(d, cell, "exec-text", moved, again)
+    assert u["metric"] == "mapped_pages" and d["unconfirmed"] == [u]
+    assert d["noise"]["4k-xfs"]["exec-text"]["mapped_pages"] == 16
+    r = {(x["fs"], x["check"]): x for x in compare.verdicts(d)}[("xfs", "exec-text")]
+    assert [f["metric"] for f in r["changed"]] == ["max_folio_kb"] and r["verdict"] == "regression"
+    d["verdicts"] = compare.verdicts(d)
+    assert "Unconfirmed moves" in report.to_markdown(*report.build(d))
