@@ -77,12 +77,24 @@ def sha256_files(paths: Iterable[Path]) -> str:
     return h.hexdigest()
 
 
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+# Read once, before any thread starts: os.umask() can only be read by setting it.
+UMASK = _umask()
+
+
 def write_atomic(path: Path, data: str | bytes) -> None:
-    """Write ``path`` so that a reader sees the old or the new content, never half."""
+    """Write ``path`` so that a reader sees the old or the new content, never half,
+    with the permissions the user's umask gives a new file (mkstemp's are 0600)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     mode = "wb" if isinstance(data, bytes) else "w"
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     try:
+        os.fchmod(fd, 0o666 & ~UMASK)
         with os.fdopen(fd, mode) as f:
             f.write(data)
             f.flush()

@@ -27,6 +27,16 @@ def test_results_are_written_as_they_arrive(tmp_path):
     assert w.finish(True) == 0
 
 
+def test_result_files_follow_the_umask(tmp_path):
+    """Results are for the team to read: the umask decides, not mkstemp's 0600."""
+    from foliofarm import util
+    w = ResultsWriter(tmp_path, ["foliofarm", "run"], run_id="r1")
+    w.record(cell(), Outcome("exec-text", "pass", "", {}))
+    for name in ("results.json", "junit.xml"):
+        mode = (tmp_path / "r1" / name).stat().st_mode & 0o777
+        assert mode == 0o666 & ~util.UMASK, (name, oct(mode))
+
+
 def test_junit_has_a_suite_per_cell_and_outcomes(tmp_path):
     w = ResultsWriter(tmp_path, ["foliofarm"], run_id="r2")
     w.record(cell(), Outcome("exec-text", "fail", "aligned_pct 3.0 (wanted >= 90)"))
