@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from foliofarm import hosttools, kconfig, matrix
+from foliofarm import hosttools, kconfig, locks, matrix
 from foliofarm.errors import BuildError, InfraError
 from foliofarm.paths import KERNEL_CONFIGS, VMTESTS
 from foliofarm.source import KernelSource
@@ -130,6 +130,13 @@ class Builder:
         missing = [f for f in frags if not f.is_file()]
         if missing:
             raise InfraError(f"missing Kconfig fragment(s): {', '.join(map(str, missing))}")
+        # The tree must not change under the build (another run applying a
+        # series), nor may two runs run make in one build directory.
+        with locks.tree(self.cache, source.tree, exclusive=False, log=self.log):
+            return self._build(source, page, variant, frags)
+
+    def _build(self, source: KernelSource, page: matrix.PageSize, variant: str, frags: list[Path]
+               ) -> Artifacts:
         config_key = sha256_files(frags)[:16]
         tc_key = sha256_text(self.toolchain)[:8]
         clean_stale_staging(self.cache / "artifacts")
@@ -142,6 +149,13 @@ class Builder:
         bdir = (self.cache / "build" /
                 f"{source.xy}-{page.name}-{variant}-{sha256_text(str(source.tree))[:8]}-{config_key}-{tc_key}")
         check_free_space(bdir.parent, 3, f"building {source.label} {page.name}")
+        with locks.build_dir(self.cache, bdir, log=self.log):
+            if art_dir is not None and self._complete(art_dir):
+                return Artifacts(art_dir, source, page, variant, built=False)  # built while we waited
+            return self._make_in(source, page, variant, frags, bdir, art_dir)
+
+    def _make_in(self, source: KernelSource, page: matrix.PageSize, variant: str, frags: list[Path],
+                 bdir: Path, art_dir: Path | None) -> Artifacts:
         bdir.mkdir(parents=True, exist_ok=True)
         logf = bdir / "foliofarm-build.log"
         logf.write_text("")

@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable, Protocol
 
-from foliofarm import matrix, series, source
+from foliofarm import locks, matrix, series, source
 from foliofarm.build import Builder
 from foliofarm.errors import BuildError, UsageError
 from foliofarm.results import ResultsWriter
@@ -54,15 +54,22 @@ def with_series(run: Sides, src: source.KernelSource, spec: str, each_commit: bo
     """--series: read and apply the series once (a series that does not apply
     stops here, before anything is built), checkpatch it, measure the base, then
     base+series (and every commit with --each-commit)."""
-    w = run.writer
     ser = series.load(spec, None if src.spec.startswith("debian:") else src.tree)
-    if not src.spec.startswith("debian:"):
-        # Never apply in the developer's checkout: use a worktree in the cache.
-        if ser.kind != "range" and src.versioned and source.is_dirty(src.tree):
-            run.log(f"{src.tree} has uncommitted changes; the base is its HEAD commit", "yellow")
-        if not src.versioned:
-            raise UsageError(f"{src.tree} is not a git tree: a series needs one (git am)")
-        src = source.worktree(src, run.cache, ser.base_rev or "HEAD")
+    if src.spec.startswith("debian:"):
+        return _with_series(run, src, ser, each_commit)
+    # Never apply in the developer's checkout: use a worktree in the cache, held
+    # from its checkout at the base to the series side's last build.
+    if ser.kind != "range" and src.versioned and source.is_dirty(src.tree):
+        run.log(f"{src.tree} has uncommitted changes; the base is its HEAD commit", "yellow")
+    if not src.versioned:
+        raise UsageError(f"{src.tree} is not a git tree: a series needs one (git am)")
+    with locks.tree(run.cache, source.worktree_dir(src, run.cache), exclusive=True, log=run.log):
+        return _with_series(run, source.worktree(src, run.cache, ser.base_rev or "HEAD"), ser,
+                            each_commit)
+
+
+def _with_series(run: Sides, src: source.KernelSource, ser: series.Series, each_commit: bool) -> bool:
+    w = run.writer
     run.log(f"series: {ser.describe()}")
     w.doc["series"] = {"spec": ser.spec, "kind": ser.kind, "cover": ser.cover,
                        "base_commit": ser.base_commit, "base_under_test": src.origin,
@@ -73,7 +80,7 @@ def with_series(run: Sides, src: source.KernelSource, spec: str, each_commit: bo
         run.log(note, "yellow")
     w.flush()
     with run.status("applying the series (trial)"):
-        with series.applied(src, ser) as ap:
+        with series.applied(src, ser, cache=run.cache) as ap:
             w.doc["series"]["commits"] = ap.commits
     with run.status("checkpatch.pl"):
         w.doc["checkpatch"] = series.checkpatch(src.tree, ser)
@@ -82,7 +89,7 @@ def with_series(run: Sides, src: source.KernelSource, spec: str, each_commit: bo
         run.log(f"checkpatch {p['number']}/{len(ser.patches)} {p['subject']}: "
                 f"{p['errors']} errors, {p['warnings']} warnings, {p['checks']} checks")
     ok = run.measure(src, "base")
-    with series.applied(src, ser) as ap:
+    with series.applied(src, ser, cache=run.cache) as ap:
         set_sides(run, src, ap.source)
         if each_commit:
             build_each_commit(run, ap)

@@ -19,12 +19,14 @@ import email.header
 import mailbox
 import re
 import subprocess
+import sys
 import tempfile
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Iterator
 
+from foliofarm import locks
 from foliofarm.errors import InfraError, UsageError
 from foliofarm.source import GIT_IDENTITY, WORK_BRANCH, KernelSource
 PATCH_SUFFIXES = (".patch", ".diff", ".mbox", ".mbx", ".eml")
@@ -281,9 +283,20 @@ class Applied:
 
 
 @contextmanager
-def applied(src: KernelSource, ser: Series, tag: str = "series") -> Iterator[Applied]:
+def applied(src: KernelSource, ser: Series, tag: str = "series", cache: Path | None = None
+            ) -> Iterator[Applied]:
     """Yield ``src`` with ``ser`` applied; on exit the tree is back on its original
-    commit with no trace of the work branch, whatever happened."""
+    commit with no trace of the work branch, whatever happened. With ``cache``,
+    the tree is held exclusively meanwhile (locks.tree): no other run builds it
+    as its base, or applies its own series, until this one is done with it."""
+    if cache is None:
+        yield from _applied(src, ser, tag)
+        return
+    with locks.tree(cache, src.tree, exclusive=True, log=lambda m: print(m, file=sys.stderr)):
+        yield from _applied(src, ser, tag)
+
+
+def _applied(src: KernelSource, ser: Series, tag: str) -> Iterator[Applied]:
     tree = src.tree
     if not (tree / ".git").exists():
         raise UsageError(f"{tree} is not a git tree: a series needs one to apply with git am")

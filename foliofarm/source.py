@@ -10,7 +10,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from foliofarm import matrix
+from foliofarm import locks, matrix
 from foliofarm.apt import PrivateApt
 from foliofarm.errors import InfraError, UsageError
 from foliofarm.util import StagingDir, check_free_space, clean_stale_staging, run, sha256_text
@@ -106,22 +106,25 @@ def resolve(spec: str, cache: Path) -> KernelSource:
 def _debian(ver: str, cache: Path) -> KernelSource:
     package = f"linux-source-{ver}"
     src_root = cache / "src"
-    clean_stale_staging(src_root)
-    # Reuse an unpacked tree without asking the network: a warm run is offline.
-    ready = sorted(src_root.glob(f"{package}_*/.foliofarm-ready"))
-    if ready:
-        tree_dir = ready[-1].parent
-        deb_version = tree_dir.name.split("_", 1)[1]
-    else:
-        suite = matrix.debian_kernels()[ver]["suite"]
-        apt = PrivateApt(cache / "apt", suite)
-        deb = apt.download(package, cache / "debs")
-        deb_version = deb.name.split("_")[1].replace("%3a", ":")
-        tree_dir = src_root / f"{package}_{deb_version}"
-        check_free_space(src_root, 4, f"unpacking {package}")
-        _unpack(deb, package, tree_dir)
+    # One run fetches and unpacks; another run that wants it meanwhile waits.
+    with locks.hold(locks.lock_path(cache, "src", package), f"the {package} download", True):
+        clean_stale_staging(src_root)
+        # Reuse an unpacked tree without asking the network: a warm run is offline.
+        ready = sorted(src_root.glob(f"{package}_*/.foliofarm-ready"))
+        if ready:
+            tree_dir = ready[-1].parent
+            deb_version = tree_dir.name.split("_", 1)[1]
+        else:
+            suite = matrix.debian_kernels()[ver]["suite"]
+            apt = PrivateApt(cache / "apt", suite)
+            deb = apt.download(package, cache / "debs")
+            deb_version = deb.name.split("_")[1].replace("%3a", ":")
+            tree_dir = src_root / f"{package}_{deb_version}"
+            check_free_space(src_root, 4, f"unpacking {package}")
+            _unpack(deb, package, tree_dir)
     tree = tree_dir / "linux"
-    restore_base(tree)
+    with locks.tree(cache, tree, exclusive=True):
+        restore_base(tree)
     return KernelSource(spec=f"debian:{ver}", tree=tree, version=makefile_version(tree),
                         origin=f"{package} {deb_version}")
 
@@ -175,11 +178,16 @@ def _unpack(deb: Path, package: str, final: Path) -> None:
         (tmp / ".foliofarm-ready").write_text(package + "\n")
 
 
+def worktree_dir(src: KernelSource, cache: Path) -> Path:
+    return cache / "worktrees" / f"{src.tree.name}-{sha256_text(str(src.tree))[:8]}"
+
+
 def worktree(src: KernelSource, cache: Path, rev: str) -> KernelSource:
     """A git worktree of a local kernel repository, kept in the cache and detached
     at ``rev``: a series is applied there, never in the developer's own checkout.
-    Its place is fixed per repository, so its build directory stays warm."""
-    wt = cache / "worktrees" / f"{src.tree.name}-{sha256_text(str(src.tree))[:8]}"
+    Its place is fixed per repository, so its build directory stays warm; a run
+    holds it (locks.tree, exclusive) from this checkout to its last build."""
+    wt = worktree_dir(src, cache)
     commit = _git(src.tree, "rev-parse", "--verify", f"{rev}^{{commit}}").strip()
     if not (wt / ".git").exists():
         wt.parent.mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,119 @@
+"""Locks on what concurrent runs share in one cache: a kernel source tree (a
+series is applied in it) and a build directory (make writes in it).
+
+Each lock is an `fcntl.flock` on a file under ``CACHE/locks``; the kernel drops
+it when its holder dies, so a killed run never leaves one behind and nothing
+needs cleaning up by hand.
+
+- A source tree is held shared while a base kernel is built from it, and
+  exclusively while a series is applied to it: from `git am` through the last
+  build of the series side, and while a killed run's leftovers are undone.
+- A build directory is held exclusively while make runs in it.
+
+Within one process holds nest (the series side's builds run inside its
+exclusive hold of the tree and do not wait for themselves), across its threads
+too: the build thread builds inside the main thread's hold.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import threading
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterator
+
+from foliofarm.util import sha256_text
+
+
+@dataclass
+class _Held:
+    fd: int
+    exclusive: bool
+    count: int
+
+
+_held: dict[str, _Held] = {}
+_mutex = threading.Lock()
+
+
+def lock_path(cache: Path, kind: str, what: Path | str) -> Path:
+    """The lock file for ``what`` (a tree or build directory path)."""
+    name = Path(str(what)).name[:40]
+    return cache / "locks" / f"{kind}-{name}-{sha256_text(str(what))[:12]}.lock"
+
+
+@contextmanager
+def hold(path: Path, what: str, exclusive: bool,
+         log: Callable[[str], None] | None = None) -> Iterator[None]:
+    """Hold the lock at ``path`` (shared or exclusive) for the block. Waits,
+    saying for what and who holds it, when another process has it."""
+    key = str(path)
+    with _mutex:
+        held = _held.get(key)
+        if held is not None:
+            if exclusive and not held.exclusive:
+                raise RuntimeError(f"{what}: an exclusive hold inside a shared one would wait for itself")
+            held.count += 1
+    if held is not None:
+        try:
+            yield
+        finally:
+            _release(key)
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+    mode = fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH
+    try:
+        try:
+            fcntl.flock(fd, mode | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = _holder(fd)
+            if log is not None:
+                log(f"waiting for {what}: another foliofarm run holds it{holder}")
+            fcntl.flock(fd, mode)
+        if exclusive:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"pid {os.getpid()}: {what}\n".encode(), 0)
+    except BaseException:
+        os.close(fd)
+        raise
+    with _mutex:
+        _held[key] = _Held(fd, exclusive, 1)
+    try:
+        yield
+    finally:
+        _release(key)
+
+
+def _release(key: str) -> None:
+    with _mutex:
+        held = _held[key]
+        held.count -= 1
+        if held.count:
+            return
+        del _held[key]
+    if held.exclusive:
+        os.ftruncate(held.fd, 0)   # no stale holder named to the next waiter
+    os.close(held.fd)      # closing the descriptor drops the flock
+
+
+def _holder(fd: int) -> str:
+    try:
+        text = os.pread(fd, 200, 0).decode(errors="replace").strip()
+    except OSError:
+        return ""
+    return f" ({text})" if text else ""
+
+
+def tree(cache: Path, tree_dir: Path, exclusive: bool,
+         log: Callable[[str], None] | None = None):
+    """Hold a kernel source tree."""
+    return hold(lock_path(cache, "tree", tree_dir), f"kernel tree {tree_dir}", exclusive, log)
+
+
+def build_dir(cache: Path, bdir: Path, log: Callable[[str], None] | None = None):
+    """Hold a build directory, exclusively."""
+    return hold(lock_path(cache, "build", bdir), f"build directory {bdir}", True, log)

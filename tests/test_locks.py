@@ -1,0 +1,136 @@
+"""Locks on the shared cache, with real processes: one run waits for another
+and says why, a killed holder leaves nothing behind, holds nest in a process,
+and a series applied by one run is never built as another run's base."""
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from foliofarm import locks, series, source
+from foliofarm.source import GIT_IDENTITY, KernelSource
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def holder(path: Path, what: str, exclusive: bool = True) -> subprocess.Popen:
+    """Another process holding the lock until it is told to stop (stdin closed)."""
+    code = textwrap.dedent(f"""
+        import sys
+        from pathlib import Path
+        from foliofarm import locks
+        with locks.hold(Path({str(path)!r}), {what!r}, {exclusive!r}):
+            print("held", flush=True)
+            sys.stdin.read()
+    """)
+    p = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, text=True)
+    assert p.stdout.readline().strip() == "held"
+    return p
+
+
+def test_a_run_waits_for_the_holder_and_says_who(tmp_path):
+    path = locks.lock_path(tmp_path, "tree", tmp_path / "linux")
+    other = holder(path, "applying a series to linux")
+    said = []
+    t0 = time.monotonic()
+
+    def release_soon():
+        time.sleep(0.5)
+        other.stdin.close()
+
+    import threading
+    threading.Thread(target=release_soon).start()
+    with locks.hold(path, "kernel tree linux", exclusive=False, log=said.append):
+        waited = time.monotonic() - t0
+    other.wait()
+    assert waited >= 0.4
+    assert said and "waiting for kernel tree linux" in said[0]
+    assert f"pid {other.pid}: applying a series to linux" in said[0]
+
+
+def test_shared_holds_do_not_wait_for_each_other(tmp_path):
+    path = locks.lock_path(tmp_path, "tree", tmp_path / "linux")
+    other = holder(path, "base build", exclusive=False)
+    said = []
+    with locks.hold(path, "kernel tree", exclusive=False, log=said.append):
+        pass
+    other.stdin.close()
+    other.wait()
+    assert said == []
+
+
+def test_a_killed_holder_leaves_no_lock(tmp_path):
+    path = locks.lock_path(tmp_path, "build", tmp_path / "b")
+    other = holder(path, "make")
+    os.kill(other.pid, signal.SIGKILL)
+    other.wait()
+    said = []
+    with locks.hold(path, "build directory", exclusive=True, log=said.append):
+        pass
+    assert said == []
+
+
+def test_holds_nest_within_a_process(tmp_path):
+    path = locks.lock_path(tmp_path, "tree", tmp_path / "linux")
+    with locks.hold(path, "series", exclusive=True):
+        with locks.hold(path, "build", exclusive=False):     # the series side's own build
+            pass
+    with locks.hold(path, "build", exclusive=False):
+        with pytest.raises(RuntimeError, match="wait for itself"):
+            with locks.hold(path, "series", exclusive=True):
+                pass
+
+
+def git(tree: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(tree), *args], check=True, capture_output=True,
+                          text=True, env={**GIT_IDENTITY, "PATH": "/usr/bin:/bin"}).stdout
+
+
+def test_a_base_build_waits_while_another_run_has_a_series_applied(tmp_path):
+    """Run A applies a series to the shared tree; run B, resolving the same tree
+    for its base meanwhile, waits, and then finds it at its base commit."""
+    t = tmp_path / "linux"
+    (t / "mm").mkdir(parents=True)
+    (t / "mm" / "filemap.c").write_text("int a;\n")
+    git(t, "init", "-q", "-b", "base")
+    git(t, "add", "-A")
+    git(t, "commit", "-q", "-m", "base")
+    src = KernelSource(spec="debian:7.3", tree=t, version="7.3.4", origin="fake 7.3")
+    git(t, "checkout", "-q", "-b", "tmp")
+    (t / "mm" / "filemap.c").write_text("int a9;\n")
+    git(t, "commit", "-q", "-am", "mm: change a")
+    mbox = git(t, "format-patch", "--stdout", "base..tmp")
+    git(t, "checkout", "-q", "base")
+    git(t, "branch", "-q", "-D", "tmp")
+    (tmp_path / "s.mbox").write_text(mbox)
+    ser = series.load(str(tmp_path / "s.mbox"))
+    code = textwrap.dedent(f"""
+        import sys
+        from pathlib import Path
+        from foliofarm import series
+        from foliofarm.source import KernelSource
+        src = KernelSource(spec="debian:7.3", tree=Path({str(t)!r}), version="7.3.4", origin="x")
+        with series.applied(src, series.load({str(tmp_path / 's.mbox')!r}), cache=Path({str(tmp_path / 'cache')!r})):
+            print("applied", flush=True)
+            sys.stdin.read()
+    """)
+    a = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, text=True)
+    assert a.stdout.readline().strip() == "applied"
+    assert (t / "mm" / "filemap.c").read_text() == "int a9;\n"
+    said = []
+    import threading
+    threading.Timer(0.5, a.stdin.close).start()
+    with locks.tree(tmp_path / "cache", t, exclusive=True, log=said.append):
+        restored = source.restore_base(t)
+        content = (t / "mm" / "filemap.c").read_text()
+    a.wait()
+    assert said and "waiting for kernel tree" in said[0]
+    assert restored is False and content == "int a;\n"      # A put it back itself
+    assert ser.patches[0].subject.endswith("mm: change a")
