@@ -21,6 +21,7 @@ from foliofarm.judge.checks import Check, Outcome
 from foliofarm.matrix import Cell
 from foliofarm.paths import cache_dir
 from foliofarm.results import ResultsWriter
+from foliofarm.util import clean_stale_tmp
 
 @dataclass
 class RunOptions:
@@ -61,6 +62,7 @@ class Run:
     def execute(self) -> int:
         o = self.opts
         hosttools.require("aarch64-linux-gnu-gcc", QEMU, "dpkg-deb", "git")
+        clean_stale_tmp()
         self.writer = w = ResultsWriter(o.results, o.command, strict_style=o.strict_style)
         self.log(f"results in {w.dir}")
         complete = True

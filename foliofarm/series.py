@@ -20,7 +20,6 @@ import mailbox
 import re
 import subprocess
 import sys
-import tempfile
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -29,6 +28,7 @@ from typing import Iterator
 from foliofarm import locks
 from foliofarm.errors import InfraError, UsageError
 from foliofarm.source import GIT_IDENTITY, WORK_BRANCH, KernelSource
+from foliofarm.util import tmp_dir
 PATCH_SUFFIXES = (".patch", ".diff", ".mbox", ".mbx", ".eml")
 MBOX_FROM = b"From foliofarm Mon Sep 17 00:00:00 2001\n"
 
@@ -115,10 +115,9 @@ def _messages(data: bytes, origin: str) -> list[bytes]:
     if not data.startswith(b"From "):
         # One message without an mbox From line (a mail saved on its own).
         return [data]
-    with tempfile.NamedTemporaryFile(suffix=".mbox") as tmp:
-        tmp.write(data)
-        tmp.flush()
-        box = mailbox.mbox(tmp.name, create=False)
+    with tmp_dir("mbox") as tmp:
+        (Path(tmp) / "in.mbox").write_bytes(data)
+        box = mailbox.mbox(str(Path(tmp) / "in.mbox"), create=False)
         try:
             out = [box.get_bytes(key) for key in box.keys()]
         finally:
@@ -308,7 +307,7 @@ def _applied(src: KernelSource, ser: Series, tag: str) -> Iterator[Applied]:
     _git(tree, "checkout", "-q", "-B", WORK_BRANCH, head)
     commits: list[str] = []
     try:
-        with tempfile.TemporaryDirectory(prefix="foliofarm-series-") as tmp:
+        with tmp_dir("series") as tmp:
             for p in ser.patches:
                 f = Path(tmp) / f"{p.number:04d}.mbox"
                 f.write_bytes(p.mbox())
@@ -374,7 +373,7 @@ def checkpatch(tree: Path, ser: Series) -> list[dict[str, object]]:
     if not script.is_file():
         raise InfraError(f"{tree} has no scripts/checkpatch.pl")
     out = []
-    with tempfile.TemporaryDirectory(prefix="foliofarm-checkpatch-") as tmp:
+    with tmp_dir("checkpatch") as tmp:
         for p in ser.patches:
             f = Path(tmp) / f"{p.number:04d}.patch"
             f.write_bytes(p.mbox())

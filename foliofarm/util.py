@@ -140,6 +140,24 @@ def clean_stale_staging(parent: Path) -> None:
                 shutil.rmtree(p, ignore_errors=True)
 
 
+def tmp_dir(kind: str) -> tempfile.TemporaryDirectory:
+    """A temporary directory named after this process: removed on the way out,
+    and by the next run's clean_stale_tmp() if this process was killed."""
+    return tempfile.TemporaryDirectory(prefix=f"foliofarm-{os.getpid()}-{kind}-")
+
+
+def clean_stale_tmp() -> list[Path]:
+    """Remove temporary directories that killed runs left (tmp_dir()); a running
+    run's are left alone. Returns what was removed."""
+    gone = []
+    for p in Path(tempfile.gettempdir()).glob("foliofarm-*-*"):
+        pid = p.name.split("-")[1]
+        if pid.isdigit() and not _pid_alive(pid):
+            shutil.rmtree(p, ignore_errors=True)
+            gone.append(p)
+    return gone
+
+
 def _pid_alive(pid: str) -> bool:
     if not pid.isdigit():
         return False

@@ -134,3 +134,20 @@ def test_a_base_build_waits_while_another_run_has_a_series_applied(tmp_path):
     assert said and "waiting for kernel tree" in said[0]
     assert restored is False and content == "int a;\n"      # A put it back itself
     assert ser.patches[0].subject.endswith("mm: change a")
+
+
+def test_temporary_folders_of_killed_runs_are_removed(tmp_path, monkeypatch):
+    """Every temporary folder is named after its process: a killed run's are
+    removed by the next run, a running one's are left alone."""
+    import tempfile
+    from foliofarm import util
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    left = tmp_path / f"foliofarm-{dead.pid}-series-abc"
+    left.mkdir()
+    with util.tmp_dir("series") as mine:
+        assert Path(mine).name.startswith(f"foliofarm-{os.getpid()}-series-")
+        assert util.clean_stale_tmp() == [left]
+        assert Path(mine).is_dir() and not left.exists()
+    assert list(tmp_path.iterdir()) == []
