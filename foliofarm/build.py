@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from foliofarm import hosttools, kconfig, locks, matrix
+from foliofarm import hosttools, kconfig, locks, matrix, sandbox
 from foliofarm.errors import BuildError, InfraError
 from foliofarm.paths import KERNEL_CONFIGS, VMTESTS
 from foliofarm.source import KernelSource
@@ -123,6 +123,13 @@ class Builder:
         return ["make", "-C", str(source.tree), f"O={bdir}", f"-j{jobs()}", f"CC={cc}",
                 *targets]
 
+    def sandboxed(self, source: KernelSource, bdir: Path, argv: list[str], cwd: Path | None = None
+                  ) -> list[str]:
+        """The tree's own code (make, merge_config.sh) sees the tree and the
+        fragments read-only and writes only its build directory and ccache."""
+        return sandbox.wrap(argv, read=[source.tree, KERNEL_CONFIGS],
+                            write=[bdir, self.cache / "ccache"], cwd=cwd)
+
     def build(self, source: KernelSource, page: matrix.PageSize, variant: str = "default"
               ) -> Artifacts:
         hosttools.require("make", "gcc", "flex", "bison", "bc", "perl")
@@ -212,9 +219,9 @@ class Builder:
         tmp.mkdir(exist_ok=True)
         self._make(source, tmp, env, logf, "allnoconfig", jobs_=1)
         # merge_config.sh only merges (-m); olddefconfig then resolves dependencies.
-        run([str(source.tree / "scripts/kconfig/merge_config.sh"), "-m", "-O", str(tmp),
-             str(tmp / ".config"), *map(str, frags)], cwd=source.tree, env=env, log=logf,
-            what="merge_config.sh")
+        run(self.sandboxed(source, bdir, [str(source.tree / "scripts/kconfig/merge_config.sh"), "-m",
+                                          "-O", str(tmp), str(tmp / ".config"), *map(str, frags)],
+                           cwd=source.tree), env=env, log=logf, what="merge_config.sh")
         self._make(source, tmp, env, logf, "olddefconfig", jobs_=1)
         new = (tmp / ".config").read_text()
         verification = kconfig.verify(new, reqs, source.tree)
@@ -228,10 +235,17 @@ class Builder:
         if jobs_ is not None:
             argv[4] = f"-j{jobs_}"
         try:
-            run(argv, env=env, log=logf, what=f"make {' '.join(targets)}")
+            run(self.sandboxed(source, bdir, argv), env=env, log=logf, what=f"make {' '.join(targets)}")
         except InfraError as exc:
-            raise BuildError(f"{source.label}: make {' '.join(targets)} failed in {bdir}\n"
-                             + compiler_errors(logf, strip=f"{source.tree}/") + f"\nfull log: {logf}") from exc
+            msg = f"{source.label}: make {' '.join(targets)} failed in {bdir}\n"
+            stopped = sandbox.stopped_lines(logf.read_text(errors="replace") if logf.exists() else "")
+            if stopped:
+                msg += ("the build tried to write outside its build directory or to reach the "
+                        "network, and the sandbox stopped it (it sees the tree and /usr read-only, "
+                        "writes only its build directory, has no network):\n"
+                        + "\n".join(f"  {ln}" for ln in stopped) + "\n")
+            raise BuildError(msg + compiler_errors(logf, strip=f"{source.tree}/")
+                             + f"\nfull log: {logf}") from exc
 
     def _build_probe(self, source: KernelSource, bdir: Path, env: dict[str, str],
                      logf: Path) -> None:

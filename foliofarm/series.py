@@ -25,7 +25,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Iterator
 
-from foliofarm import locks
+from foliofarm import locks, sandbox
 from foliofarm.errors import InfraError, UsageError
 from foliofarm.source import GIT_IDENTITY, WORK_BRANCH, KernelSource
 from foliofarm.util import tmp_dir
@@ -231,9 +231,18 @@ def _env() -> dict[str, str]:
             "GIT_CONFIG_NOSYSTEM": "1", "LC_ALL": "C"}
 
 
-def _git(tree: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.run(["git", "-C", str(tree), *args], capture_output=True, text=True,
-                          env=_env(), check=False)
+def _git(tree: Path, *args: str, check: bool = True,
+         sandboxed: list[Path] | None = None) -> subprocess.CompletedProcess[str]:
+    """git in ``tree``; with ``sandboxed`` (paths it may read), in the sandbox,
+    writing only the tree."""
+    argv = ["git", "-C", str(tree), *args]
+    if sandboxed is not None:
+        # a worktree's commits go to its repository's object store
+        common = subprocess.run(["git", "-C", str(tree), "rev-parse", "--path-format=absolute",
+                                 "--git-common-dir"], capture_output=True, text=True, check=False)
+        write = [tree] + ([Path(common.stdout.strip())] if common.returncode == 0 else [])
+        argv = sandbox.wrap(argv, read=sandboxed, write=write)
+    proc = subprocess.run(argv, capture_output=True, text=True, env=_env(), check=False)
     if check and proc.returncode:
         raise InfraError(f"git {' '.join(args)} in {tree} failed: {proc.stderr.strip()}")
     return proc
@@ -311,7 +320,8 @@ def _applied(src: KernelSource, ser: Series, tag: str) -> Iterator[Applied]:
             for p in ser.patches:
                 f = Path(tmp) / f"{p.number:04d}.mbox"
                 f.write_bytes(p.mbox())
-                am = _git(tree, "am", "-q", "--keep-cr", str(f), check=False)
+                am = _git(tree, "am", "-q", "--keep-cr", str(f), check=False,
+                          sandboxed=[Path(tmp)])
                 if am.returncode:
                     _git(tree, "am", "--abort", check=False)
                     raise UsageError(_apply_error(src, ser, p, am, tree))
@@ -377,9 +387,11 @@ def checkpatch(tree: Path, ser: Series) -> list[dict[str, object]]:
         for p in ser.patches:
             f = Path(tmp) / f"{p.number:04d}.patch"
             f.write_bytes(p.mbox())
-            proc = subprocess.run(["perl", str(script), "--terse", "--no-summary", "--show-types",
-                                   f"--root={tree}", str(f)], capture_output=True, text=True,
-                                  cwd=tree, env=_env(), check=False)
+            # the tree's own script: sandboxed, seeing the tree and the patch only
+            argv = sandbox.wrap(["perl", str(script), "--terse", "--no-summary", "--show-types",
+                                 f"--root={tree}", str(f)], read=[tree, Path(tmp)], cwd=tree)
+            proc = subprocess.run(argv, capture_output=True, text=True, cwd=tree, env=_env(),
+                                  check=False)
             res = parse_checkpatch(proc.stdout)
             if proc.returncode not in (0, 1) or (proc.returncode and not res["findings"]):
                 raise InfraError(f"checkpatch.pl failed on patch {p.number} ({p.name}): "
