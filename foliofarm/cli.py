@@ -45,9 +45,10 @@ def parser() -> argparse.ArgumentParser:
                           "first that does not build")
     run.add_argument("--strict-style", action="store_true",
                      help="with --series: a checkpatch.pl error or warning fails the run (exit 1)")
-    run.add_argument("--fresh-base", action="store_true",
-                     help="measure the base again even where the same base kernel, guest programs, "
-                          "images and checks were measured before")
+    run.add_argument("--fresh", "--fresh-base", dest="fresh", action="store_true",
+                     help="boot and measure again even where the same kernel, guest programs, "
+                          "images and checks were measured before (by default a clean boot's "
+                          "measurements are reused and judged again)")
     run.add_argument("--results", type=Path, default=ROOT / "results",
                      help="results folder; each run writes RESULTS/<run-id>/ and RESULTS/latest")
     run.add_argument("--accel", choices=("auto", "tcg", "kvm"), default="auto",
@@ -116,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
             compare=args.compare,
             each_commit=args.each_commit,
             strict_style=args.strict_style,
-            fresh_base=args.fresh_base,
+            fresh=args.fresh,
             accel=args.accel,
             boot_timeout=args.boot_timeout,
             command=["foliofarm", *argv],

@@ -157,7 +157,7 @@ def measure_kernel(ctx: Context, k: Kernel, reuse_base: bool, want_noise: bool) 
     not be measured."""
     w = ctx.writer
     path = baseline_path(ctx, k)
-    saved = json.loads(path.read_text()) if reuse_base and path.is_file() else None
+    saved = load_saved(ctx, path, k) if reuse_base else None
     if saved is not None:
         for cell in k.cells:
             for chk in ctx.checks:
@@ -167,8 +167,8 @@ def measure_kernel(ctx: Context, k: Kernel, reuse_base: bool, want_noise: bool) 
         w.add("boots", {"page_size": k.cells[0].page.name, "kernel": k.cells[0].kernel,
                         "reused": str(path), "measured_by": saved.get("run_id"),
                         "console_log": saved.get("console_log")})
-        ctx.log(f"{k.cells[0].page.name} {k.cells[0].kernel}: base measurements reused from run "
-                f"{saved.get('run_id')} ({path.name}); --fresh-base measures again", None)
+        ctx.log(f"{k.cells[0].page.name} {k.cells[0].kernel}: measurements reused from run "
+                f"{saved.get('run_id')} ({path.name}); --fresh measures again", None)
         measured, clean = saved["measurements"], True
     else:
         measured, clean = boot_and_measure(ctx, k)
@@ -182,8 +182,33 @@ def measure_kernel(ctx: Context, k: Kernel, reuse_base: bool, want_noise: bool) 
             saved["repeat"], clean = boot_and_measure(ctx, k, label="-repeat")
         record_noise(ctx, k, saved["measurements"], saved["repeat"])
     if clean:   # only a clean boot's measurements can serve as a base later
+        saved["sha256"] = _digest(saved)
         write_json(path, saved)
     return all(m["kind"] != "error" for m in measured.values())
+
+
+def _digest(saved: dict[str, Any]) -> str:
+    return sha256_text(json.dumps([saved.get("measurements"), saved.get("repeat")], sort_keys=True))
+
+
+def load_saved(ctx: Context, path: Path, k: Kernel) -> dict[str, Any] | None:
+    """A clean boot's saved measurements, if they are there, whole and cover
+    every (cell, check) asked for; else None, and they are measured again (a
+    damaged file is removed: it never gives a verdict)."""
+    if not path.is_file():
+        return None
+    try:
+        saved = json.loads(path.read_text())
+        ok = (isinstance(saved, dict) and saved.get("sha256") == _digest(saved)
+              and all(f"{c.fs.name}/{chk.name}" in saved["measurements"]
+                      for c in k.cells for chk in ctx.checks))
+    except (OSError, ValueError, KeyError, TypeError):
+        ok = False
+    if not ok:
+        ctx.log(f"saved measurements {path} are damaged or incomplete: measuring again", "yellow")
+        path.unlink(missing_ok=True)
+        return None
+    return saved
 
 
 def record_noise(ctx: Context, k: Kernel, first: dict[str, Any], repeat: dict[str, Any]) -> None:

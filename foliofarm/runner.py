@@ -35,7 +35,7 @@ class RunOptions:
     compare: str | None = None       # a second kernel, run and judged against --kernel
     each_commit: bool = False
     strict_style: bool = False
-    fresh_base: bool = False         # measure the base again even if its results are cached
+    fresh: bool = False              # boot and measure again even if the measurements are cached
     accel: str = "auto"
     boot_timeout: float = 300
     command: list[str] = field(default_factory=list)
@@ -165,7 +165,7 @@ class Run:
                            kernel_xy=self.kernel_xy, side=side)
         two_sided = self.opts.series is not None or self.opts.compare is not None
         return measure.measure_kernel(self._context(), k,
-                                      reuse_base=side == "base" and not self.opts.fresh_base,
+                                      reuse_base=side != "series" and not self.opts.fresh,
                                       want_noise=side == "base" and two_sided)
 
     def _context(self) -> measure.Context:

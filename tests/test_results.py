@@ -110,3 +110,26 @@ def test_ktap_parsing_and_console_outcome():
 def test_none_metric_breaks_a_bound_instead_of_crashing():
     fails = checks.bounds_failures({"plain_first_without_ra": None}, {"min_plain_first_without_ra": 100})
     assert fails == ["plain_first_without_ra none (wanted >= 100)"]
+
+
+def test_saved_measurements_are_reused_only_whole(tmp_path):
+    """A clean boot's measurements are reused by the next run with the same
+    inputs; a truncated, edited or incomplete file is removed and measured again."""
+    from foliofarm import measure
+    from foliofarm.measure import Context, Kernel, load_saved
+    said = []
+    chk = checks.catalogue()["exec-text"]
+    ctx = Context(writer=None, cache=tmp_path, checks=[chk], accel="tcg", boot_timeout=300,
+                  log=lambda m, s=None: said.append(m), status=None)
+    k = Kernel(arts=None, initrd=None, cells=[cell()], disks={}, kernel_xy="7.3", side=None)
+    path = tmp_path / "saved.json"
+    saved = {"run_id": "r1", "measurements": {"xfs/exec-text": {"kind": "dump", "dump": "x"}}}
+    saved["sha256"] = measure._digest(saved)
+    path.write_text(json.dumps(saved))
+    assert load_saved(ctx, path, k) == saved and said == []
+    for damage in (json.dumps(saved)[:40],                                   # truncated
+                   json.dumps(saved).replace('"x"', '"y"'),                   # edited
+                   json.dumps({**saved, "measurements": {}})):                # incomplete
+        path.write_text(damage)
+        assert load_saved(ctx, path, k) is None
+        assert not path.exists() and "damaged or incomplete" in said[-1]
