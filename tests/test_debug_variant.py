@@ -19,7 +19,7 @@ def test_debug_variant_4k_is_clean(budget, tmp_path):
     src = source.resolve("debian:7.3", cache)
     if not build.Builder(cache).is_cached(src, matrix.page_sizes()["4k"], "debug"):
         budget(COLD_BUILD_S, "a 7.3 4K debug kernel")
-    code = main(["run", "--variant", "debug", "--page-sizes", "4k", "--fs", "xfs",
+    code = main(["run", "--variant", "debug", "--fresh", "--page-sizes", "4k", "--fs", "xfs",
                  "--results", str(tmp_path)])
     doc = json.loads((tmp_path / "latest" / "results.json").read_text())
     (cell,) = doc["cells"]

@@ -31,7 +31,7 @@ def cold_cost(page: str) -> float:
 
 
 def run_612(page: str, results: Path) -> tuple[int, dict]:
-    code = main(["run", "--kernel", "debian:6.12", "--page-sizes", page, "--fs", "xfs",
+    code = main(["run", "--kernel", "debian:6.12", "--fresh", "--page-sizes", page, "--fs", "xfs",
                  "--checks", CHECKS, "--results", str(results)])
     doc = json.loads((results / "latest" / "results.json").read_text())
     return code, {c["name"]: c for cell in doc["cells"] for c in cell["checks"]}
