@@ -123,11 +123,11 @@ class Builder:
         return ["make", "-C", str(source.tree), f"O={bdir}", f"-j{jobs()}", f"CC={cc}",
                 *targets]
 
-    def sandboxed(self, source: KernelSource, bdir: Path, argv: list[str], cwd: Path | None = None
-                  ) -> list[str]:
+    def sandboxed(self, source: KernelSource, bdir: Path, argv: list[str], cwd: Path | None = None,
+                  frags: list[Path] = ()) -> list[str]:
         """The tree's own code (make, merge_config.sh) sees the tree and the
         fragments read-only and writes only its build directory and ccache."""
-        return sandbox.wrap(argv, read=[source.tree, KERNEL_CONFIGS],
+        return sandbox.wrap(argv, read=[source.tree, KERNEL_CONFIGS, *frags],
                             write=[bdir, self.cache / "ccache"], cwd=cwd)
 
     def build(self, source: KernelSource, page: matrix.PageSize, variant: str = "default"
@@ -221,7 +221,7 @@ class Builder:
         # merge_config.sh only merges (-m); olddefconfig then resolves dependencies.
         run(self.sandboxed(source, bdir, [str(source.tree / "scripts/kconfig/merge_config.sh"), "-m",
                                           "-O", str(tmp), str(tmp / ".config"), *map(str, frags)],
-                           cwd=source.tree), env=env, log=logf, what="merge_config.sh")
+                           cwd=source.tree, frags=frags), env=env, log=logf, what="merge_config.sh")
         self._make(source, tmp, env, logf, "olddefconfig", jobs_=1)
         new = (tmp / ".config").read_text()
         verification = kconfig.verify(new, reqs, source.tree)
