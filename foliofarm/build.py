@@ -24,8 +24,8 @@ from foliofarm import hosttools, kconfig, locks, matrix, sandbox
 from foliofarm.errors import BuildError, InfraError
 from foliofarm.paths import KERNEL_CONFIGS, VMTESTS
 from foliofarm.source import KernelSource
-from foliofarm.util import (StagingDir, check_free_space, clean_stale_staging, is_enospc, run,
-                            sha256_files, sha256_text, write_json)
+from foliofarm.util import (StagingDir, check_free_space, clean_stale_staging, file_digest, is_enospc,
+                            run, sha256_files, sha256_text, write_json)
 
 CROSS_COMPILE = "aarch64-linux-gnu-"
 # The guest's kernel modules: the page-table probe every boot loads, and the
@@ -97,7 +97,13 @@ class Builder:
 
     @staticmethod
     def _complete(art_dir: Path) -> bool:
-        return (art_dir / "build.json").is_file() and all((art_dir / f).is_file() for f in ARTIFACT_FILES)
+        """Every artifact there, with the digest recorded when it was published: a
+        truncated or damaged Image is never booted (it is built again)."""
+        try:
+            digests = json.loads((art_dir / "build.json").read_text()).get("sha256") or {}
+            return all(digests.get(f) == file_digest(art_dir / f) for f in ARTIFACT_FILES)
+        except (OSError, ValueError, AttributeError):
+            return False
 
     def is_cached(self, source: KernelSource, page: matrix.PageSize, variant: str = "default") -> bool:
         """True if building this would not run make."""
@@ -150,6 +156,8 @@ class Builder:
         art_dir = self.artifact_dir(source, page, variant)
         if art_dir is not None and self._complete(art_dir):
             return Artifacts(art_dir, source, page, variant, built=False)
+        if art_dir is not None and art_dir.exists():
+            self.log(f"artifacts {art_dir.name} are damaged or incomplete: building them again")
 
         # Keyed by where the tree is, not what it holds: a series applied to it
         # rebuilds incrementally in the same directory.
@@ -208,6 +216,7 @@ class Builder:
             shutil.copy2(bdir / "ffprobe" / "ffsplat.ko", tmp / "ffsplat.ko")
             shutil.copy2(bdir / "usr" / "gen_init_cpio", tmp / "gen_init_cpio")
             shutil.copy2(logf, tmp / "build.log")
+            meta["sha256"] = {f: file_digest(tmp / f) for f in ARTIFACT_FILES}
             write_json(tmp / "build.json", meta)
         return Artifacts(art_dir, source, page, variant, built=True)
 

@@ -8,15 +8,16 @@ from __future__ import annotations
 
 import struct
 import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from foliofarm import hosttools
+from foliofarm import hosttools, locks
 from foliofarm.build import CROSS_COMPILE
 from foliofarm.errors import BuildError, InfraError
 from foliofarm.paths import VMTESTS
 from foliofarm.rootfs import CFLAGS
-from foliofarm.util import StagingDir, check_free_space, run, sha256_files, sha256_text
+from foliofarm.util import StagingDir, check_free_space, run, seal, sealed, sha256_files, sha256_text
 
 BLOCK_SIZE = 4096
 MiB = 1 << 20
@@ -116,14 +117,24 @@ def image(cache: Path, fs: str) -> Path:
     payload = payload_dir(cache)
     key = sha256_text(payload.name, fs, tool_versions(), str(image_size(fs)))[:12]
     final = cache / "images" / f"{fs}-{key}"
-    if (final / "disk.img").is_file():
+    if sealed(final / "disk.img", sample=True):
         return final / "disk.img"
+    with locks.hold(locks.lock_path(cache, "image", final), f"the {fs} image", True):
+        return _make_image(final, fs, payload)
+
+
+def _make_image(final: Path, fs: str, payload: Path) -> Path:
+    if sealed(final / "disk.img", sample=True):      # made by another run meanwhile
+        return final / "disk.img"
+    if final.exists():
+        print(f"foliofarm: {final / 'disk.img'} is damaged or unsealed: making it again", file=sys.stderr)
     check_free_space(final.parent, 1, f"the {fs} image")
     with StagingDir(final) as tmp:
         img = tmp / "disk.img"
         log = tmp / "mkfs.log"
         MAKERS[fs](img, payload, log)
         verify(fs, img, log)
+        seal(img, sample=True)
     return final / "disk.img"
 
 

@@ -13,7 +13,7 @@ from foliofarm.apt import PrivateApt
 from foliofarm.build import CROSS_COMPILE, PROBE_SOURCES, Artifacts
 from foliofarm.errors import BuildError, InfraError
 from foliofarm.paths import ROOTFS, VMTESTS
-from foliofarm.util import StagingDir, run, sha256_files, sha256_text, write_atomic
+from foliofarm.util import StagingDir, run, seal, sealed, sha256_files, sha256_text, write_atomic
 
 CFLAGS = ["-static", "-O2", "-g0", "-Wall", "-Wextra", "-Werror", "-Wno-unused-parameter",
           "-D_GNU_SOURCE"]
@@ -75,7 +75,7 @@ def initramfs(cache: Path, arts: Artifacts) -> Path:
     key = sha256_text(sha256_files([bb, *progs.iterdir(), arts.probe, arts.splat_module,
                                     ROOTFS / "init"]), mounts)[:16]
     out = cache / "initramfs" / f"{arts.dir.name}-{key}.cpio"
-    if out.is_file():
+    if sealed(out):
         return out
     out.parent.mkdir(parents=True, exist_ok=True)
     mounts_file = out.with_suffix(".mounts")
@@ -101,6 +101,7 @@ def initramfs(cache: Path, arts: Artifacts) -> Path:
     if proc.returncode:
         raise InfraError(f"gen_init_cpio failed: {proc.stderr.decode()}")
     write_atomic(out, proc.stdout)
+    seal(out)
     return out
 
 

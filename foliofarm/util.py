@@ -105,6 +105,37 @@ def write_atomic(path: Path, data: str | bytes) -> None:
         raise
 
 
+def file_digest(path: Path, sample: bool = False) -> str:
+    """sha256 of a file; with ``sample``, of its size and 64 chunks of 64K spread
+    over it (for disk images of hundreds of MB, read on every run)."""
+    h = hashlib.sha256()
+    size = path.stat().st_size
+    with open(path, "rb") as f:
+        if not sample or size <= 64 * 65536:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                h.update(block)
+        else:
+            h.update(str(size).encode())
+            for i in range(64):
+                f.seek(i * (size - 65536) // 63)
+                h.update(f.read(65536))
+    return h.hexdigest()
+
+
+def seal(path: Path, sample: bool = False) -> None:
+    """Record ``path``'s digest beside it (``path.sha256``)."""
+    write_atomic(path.with_name(path.name + ".sha256"), file_digest(path, sample) + "\n")
+
+
+def sealed(path: Path, sample: bool = False) -> bool:
+    """True if ``path`` is there and still has the digest seal() recorded."""
+    stamp = path.with_name(path.name + ".sha256")
+    try:
+        return path.is_file() and stamp.read_text().strip() == file_digest(path, sample)
+    except OSError:
+        return False
+
+
 def write_json(path: Path, obj: Any) -> None:
     write_atomic(path, json.dumps(obj, indent=2, sort_keys=False) + "\n")
 

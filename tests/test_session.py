@@ -101,6 +101,8 @@ def test_a_guest_that_dies_without_a_kernel_report_is_an_error_not_a_verdict(tmp
     got, boots = run(plan(tmp_path, [(c["xfs"], fake(tmp_path, "dies", "die")),
                                      (c["ext4"], fake(tmp_path, "quiet", "ok"))]))
     assert [m["kind"] for _, _, m in got] == ["error", "dump"]
+    # QEMU killed from outside (here the stand-in, by SIGKILL): the host's doing, said so
+    assert "killed by signal 9" in got[0][2]["reason"], got[0][2]["reason"]
     assert judge_measurement(fake(tmp_path, "dies", "die"), got[0][2], "7.3", "4k", "xfs").outcome == "error"
 
 

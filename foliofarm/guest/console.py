@@ -228,7 +228,8 @@ class GuestSession:
         if state == "eof":
             fatal = splat.is_fatal(self.splats)
             raise GuestError(f"guest died during {what!r} (QEMU exited"
-                             f"{', kernel panic' if fatal else ''})", excerpt, kernel_fault=fatal)
+                             f"{', kernel panic' if fatal else ''}{self._qemu_exit()})", excerpt,
+                             kernel_fault=fatal)
         if hang_seen:
             stuck = next((s for s in reversed(self.splats)
                           if s.kind in ("soft-lockup", "hung-task", "rcu-stall")), None)
@@ -237,6 +238,16 @@ class GuestSession:
                              excerpt, kernel_fault=True)
         raise GuestError(f"guest hung: {what!r} did not finish within "
                          f"{deadline.seconds:.0f}s", excerpt, kernel_fault=True)
+
+    def _qemu_exit(self) -> str:
+        """How QEMU ended, where something outside killed it: that is the
+        host's doing (an error, exit 3), never a verdict on the kernel."""
+        try:
+            self.child.close(force=False)
+        except Exception:       # pexpect may refuse while the process lingers
+            return ""
+        sig = getattr(self.child, "signalstatus", None)
+        return f"; QEMU was killed by signal {sig}, not by the guest" if sig else ""
 
     def _expect_status(self, deadline: Deadline, what: str) -> tuple[int, int]:
         """The exit status and the taint printed after the end marker."""
