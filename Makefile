@@ -8,7 +8,7 @@ ARGS     ?=
 RESULTS  ?= results
 PYTEST_ARGS ?=
 
-.PHONY: all run test unit integration bench mutants setup setup-host venv list clean
+.PHONY: all run test unit integration bench mutants faults setup setup-host venv list clean
 
 all: run
 
@@ -30,11 +30,17 @@ integration: setup
 bench: setup
 	$(VENV)/bin/python -m foliofarm.bench --results "$(RESULTS)/bench" $(ARGS)
 	$(VENV)/bin/python -m foliofarm.mutants --results "$(RESULTS)/mutants"
+	$(VENV)/bin/python -m foliofarm.faults --results "$(RESULTS)/faults"
 
 ## mutants: every own mutant of 7.3 as a series against the warm base, and the
 ## benign series; prints caught/total (MUTANTS_ARGS='--only NAME' for one)
 mutants: setup
 	$(VENV)/bin/python -m foliofarm.mutants --results "$(RESULTS)/mutants" $(MUTANTS_ARGS)
+
+## faults: kill -9 at each stage, QEMU killed, damaged cache files, full disks;
+## prints faults tried / survived (FAULTS_ARGS='--only NAME' for some)
+faults: setup
+	$(VENV)/bin/python -m foliofarm.faults --results "$(RESULTS)/faults" $(FAULTS_ARGS)
 
 list: setup
 	$(VENV)/bin/foliofarm list

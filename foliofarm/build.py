@@ -230,7 +230,7 @@ class Builder:
         # merge_config.sh only merges (-m); olddefconfig then resolves dependencies.
         run(self.sandboxed(source, bdir, [str(source.tree / "scripts/kconfig/merge_config.sh"), "-m",
                                           "-O", str(tmp), str(tmp / ".config"), *map(str, frags)],
-                           cwd=source.tree, frags=frags), env=env, log=logf, what="merge_config.sh")
+                           cwd=tmp, frags=frags), env=env, log=logf, what="merge_config.sh")
         self._make(source, tmp, env, logf, "olddefconfig", jobs_=1)
         new = (tmp / ".config").read_text()
         verification = kconfig.verify(new, reqs, source.tree)

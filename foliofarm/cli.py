@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import sys
 from pathlib import Path
 
@@ -139,4 +140,12 @@ def main(argv: list[str] | None = None) -> int:
         return exc.exit_code
     except KeyboardInterrupt:
         print("foliofarm: interrupted; results so far are in the results folder", file=sys.stderr)
+        return 3
+    except OSError as exc:
+        if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+            raise
+        where = exc.filename or "the results folder or the cache"
+        print(f"foliofarm: disk full writing {where}: free space there (or choose another "
+              "--results / FOLIOFARM_CACHE) and run again; what was written before is kept, "
+              "and the next run redoes what this one could not finish", file=sys.stderr)
         return 3

@@ -47,8 +47,12 @@ def run(
             detail = f"\nlast lines of {log}:\n" + tail(log, 15)
         else:
             detail = "\n" + (proc.stderr or proc.stdout or b"").decode(errors="replace")[-2000:]
-        raise InfraError(
-            f"{what or args[0]} failed (exit {proc.returncode}): {shlex.join(args)}{detail}")
+        shown = args
+        if args[0] == "bwrap" and "--" in args:    # the command, not the sandbox around it
+            shown = args[args.index("--") + 1:]
+        sandboxed = " (in the sandbox)" if shown is not args else ""
+        raise InfraError(f"{what or args[0]} failed (exit {proc.returncode}){sandboxed}: "
+                         f"{shlex.join(shown)}{detail}")
     return proc
 
 

@@ -1,0 +1,325 @@
+"""make faults: what goes wrong on a real host, done to real runs on purpose.
+
+Each fault is injected into a real `foliofarm run` on the warm cache (one cell,
+4k-xfs, two checks, to keep it short), and is survived when:
+- the run that met it ends with a clear message and the exit status it should
+  (3 where it cannot finish; 0 where the farm can repair what it found), never
+  a traceback and never a wrong verdict;
+- what it measured before is still in its results.json, readable;
+- the next run, with nothing cleaned up by hand, finishes with exit 0 and every
+  verdict `pass`, and nothing of the killed run is left in temporary folders.
+
+Faults: kill -9 at each stage (source, config, build, image creation, boot,
+check, report); QEMU killed mid-check; a truncated cached kernel image, a
+damaged disk image and damaged saved measurements; a full disk under the
+results folder and under the cache (tmpfs mounts: root only). Prints faults
+tried / survived, and writes RESULTS/faults.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from foliofarm.paths import ROOT, cache_dir
+from foliofarm.util import write_json
+
+SCOPE = ["--kernel", "debian:7.3", "--page-sizes", "4k", "--fs", "xfs", "--checks", "exec-text,mmap-miss"]
+QEMU_NAME = "qemu-system-aarch64"
+
+
+@dataclass
+class Attempt:
+    name: str
+    survived: bool = False
+    notes: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def note(self, ok: bool, what: str) -> bool:
+        self.notes.append(("ok: " if ok else "FAILED: ") + what)
+        return ok
+
+
+@dataclass
+class Proc:
+    code: int
+    out: str
+    results: Path
+
+    def doc(self) -> dict[str, Any] | None:
+        try:
+            return json.loads((self.results / "latest" / "results.json").read_text())
+        except (OSError, ValueError):
+            return None
+
+
+def farm(args: list[str], results: Path, env: dict[str, str] | None = None,
+         kill_when: Callable[[str, float], bool] | None = None, timeout: float = 1800) -> Proc:
+    """Run foliofarm; with ``kill_when(output so far, seconds)``, SIGKILL it (and
+    its process group) the first time that says so."""
+    results.mkdir(parents=True, exist_ok=True)
+    proc = subprocess.Popen([sys.executable, "-m", "foliofarm", "run", *args, "--results", str(results)],
+                            cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT), COLUMNS="200",
+                                               **(env or {})),
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True)
+    out: list[str] = []
+    t0 = time.monotonic()
+    killed = threading.Event()
+
+    def watch() -> None:
+        while proc.poll() is None and not killed.is_set():
+            if kill_when is not None and kill_when("".join(out), time.monotonic() - t0):
+                killed.set()
+                os.killpg(proc.pid, signal.SIGKILL)
+                return
+            time.sleep(0.05)
+
+    w = threading.Thread(target=watch, daemon=True)
+    w.start()
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        out.append(line)
+        if time.monotonic() - t0 > timeout:
+            os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    killed.set()
+    w.join()
+    return Proc(proc.returncode, "".join(out), results)
+
+
+def said(text: str, pattern: str) -> bool:
+    return re.search(pattern, " ".join(text.split())) is not None
+
+
+def no_traceback(a: Attempt, p: Proc) -> bool:
+    return a.note("Traceback" not in p.out, "no traceback")
+
+
+def recovers(a: Attempt, work: Path, args: list[str] | None = None) -> bool:
+    """The next run, with nothing cleaned up by hand: exit 0, every verdict pass."""
+    p = farm(args or SCOPE, work / "again")
+    doc = p.doc() or {}
+    outcomes = [c["outcome"] for cell in doc.get("cells", []) for c in cell["checks"]]
+    verdicts = [r["verdict"] for r in doc.get("verdicts", [])]
+    ok = p.code == 0 and outcomes and all(o == "pass" for o in outcomes) \
+        and all(v == "pass" for v in verdicts)
+    return a.note(bool(ok), f"next run exit {p.code}, outcomes {sorted(set(outcomes))}"
+                  + (f", verdicts {sorted(set(verdicts))}" if verdicts else ""))
+
+
+def kept_results(a: Attempt, p: Proc) -> bool:
+    """The killed run's results.json is readable, and says it is incomplete."""
+    doc = p.doc()
+    if doc is None:
+        # killed before its results folder was made: nothing to keep
+        return a.note(not (p.results / "latest").exists(), "no results written yet, none half-written")
+    return a.note(doc.get("complete") is False,
+                  f"killed run's results.json readable, incomplete, {len(doc.get('cells', []))} cells kept")
+
+
+def no_leftover_tmp(a: Attempt) -> bool:
+    left = [p for p in Path(tempfile.gettempdir()).glob("foliofarm-*-*")
+            if p.name.split("-")[1].isdigit() and not Path(f"/proc/{p.name.split('-')[1]}").exists()]
+    return a.note(not left, f"no temporary folders of dead runs left ({len(left)})")
+
+
+# -- the faults ------------------------------------------------------------------
+
+def unique_series(work: Path) -> Path:
+    """A one-file series unique to this attempt, so that the series side builds."""
+    from foliofarm.bench import unique_mm_patch
+    return unique_mm_patch(work / "series")
+
+
+def kill_at(stage: str, when: Callable[[str, float], bool], series: bool = False,
+            prepare: Callable[[], None] | None = None) -> Callable[[Attempt, Path], None]:
+    def fault(a: Attempt, work: Path) -> None:
+        if prepare is not None:
+            prepare()
+        args = SCOPE + (["--series", str(unique_series(work))] if series else ["--fresh"])
+        p = farm(args, work / "killed", kill_when=when)
+        a.note(p.code == -signal.SIGKILL, f"killed at {stage} (exit {p.code})")
+        kept = kept_results(a, p)
+        again = recovers(a, work, args)
+        a.survived = p.code == -signal.SIGKILL and kept and again and no_leftover_tmp(a)
+    return fault
+
+
+def saw(pattern: str, delay: float = 0.0) -> Callable[[str, float], bool]:
+    first: list[float] = []
+
+    def check(out: str, t: float) -> bool:
+        if not first and said(out, pattern):
+            first.append(t)
+        return bool(first) and t - first[0] >= delay
+    return check
+
+
+def staging_appears(parent: Path) -> Callable[[str, float], bool]:
+    return lambda out, t: any(parent.glob(".*.tmp-*"))
+
+
+def unseal_images() -> None:
+    for stamp in (cache_dir() / "images").glob("xfs-*/disk.img.sha256"):
+        stamp.unlink()
+
+
+def qemu_killed(a: Attempt, work: Path) -> None:
+    """QEMU dies mid-check (killed from outside): an error, exit 3, not a verdict."""
+    def kill_qemu(out: str, t: float) -> bool:
+        if not said(out, r"booting 4k"):
+            return False
+        time.sleep(2.5)
+        subprocess.run(["pkill", "-9", "-f", QEMU_NAME], check=False)
+        return False        # the farm itself runs on
+    p = farm(SCOPE + ["--fresh"], work / "run", kill_when=kill_qemu)
+    doc = p.doc() or {}
+    reasons = [c["reason"] for cell in doc.get("cells", []) for c in cell["checks"]]
+    outcomes = [c["outcome"] for cell in doc.get("cells", []) for c in cell["checks"]]
+    ok = a.note(p.code == 3, f"exit {p.code} (3: could not finish)")
+    ok &= a.note("fail" not in outcomes, f"no verdict on the kernel from it: {sorted(set(outcomes))}")
+    ok &= a.note(any("killed by signal 9" in r for r in reasons), "says QEMU was killed")
+    ok &= no_traceback(a, p)
+    a.survived = ok and recovers(a, work)
+
+
+def damaged(what: str, damage: Callable[[], Path | None], expect: str,
+            args: list[str] | None = None) -> Callable[[Attempt, Path], None]:
+    def fault(a: Attempt, work: Path) -> None:
+        path = damage()
+        if path is None:
+            a.note(False, f"nothing cached to damage ({what}): run `make run` first")
+            return
+        a.notes.append(f"damaged {path}")
+        p = farm(args or SCOPE, work / "run")
+        doc = p.doc() or {}
+        outcomes = [c["outcome"] for cell in doc.get("cells", []) for c in cell["checks"]]
+        ok = a.note(p.code == 0 and outcomes and all(o == "pass" for o in outcomes),
+                    f"run over it: exit {p.code}, outcomes {sorted(set(outcomes))}")
+        ok &= a.note(said(p.out, expect), f"said: {expect}")
+        a.survived = bool(ok) and no_traceback(a, p)
+    return fault
+
+
+def truncate_image() -> Path | None:
+    arts = sorted((cache_dir() / "artifacts").glob("7.3-4k-default-*/Image"), key=lambda p: p.stat().st_mtime)
+    if not arts:
+        return None
+    data = arts[-1].read_bytes()
+    arts[-1].write_bytes(data[: len(data) // 3])
+    return arts[-1]
+
+
+def damage_disk() -> Path | None:
+    imgs = list((cache_dir() / "images").glob("xfs-*/disk.img"))
+    if not imgs:
+        return None
+    with open(imgs[0], "r+b") as f:
+        f.seek(0)
+        f.write(b"\0" * 4096)
+    return imgs[0]
+
+
+def damage_saved() -> Path | None:
+    saved = sorted((cache_dir() / "baseline").glob("7.3-4k-*.json"), key=lambda p: p.stat().st_mtime)
+    if not saved:
+        return None
+    text = saved[-1].read_text()
+    saved[-1].write_text(text[: len(text) // 2])
+    return saved[-1]
+
+
+def full_disk(where: str) -> Callable[[Attempt, Path], None]:
+    def fault(a: Attempt, work: Path) -> None:
+        if os.geteuid() != 0:
+            a.note(False, "not tried: mounting a small tmpfs needs root")
+            return
+        mnt = work / "small"
+        mnt.mkdir()
+        subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(mnt)], check=True)
+        try:
+            if where == "results":
+                # fill it, so that the first results.json does not fit
+                (mnt / "filler").write_bytes(b"\0" * (250 << 10))
+                p = farm(SCOPE, mnt / "results")
+            else:
+                p = farm(SCOPE, work / "results", env={"FOLIOFARM_CACHE": str(mnt / "cache")})
+        finally:
+            subprocess.run(["umount", "-l", str(mnt)], check=False)
+        ok = a.note(p.code == 3, f"exit {p.code}")
+        ok &= a.note(said(p.out, r"disk full|GiB free|free some space|free space"),
+                     "says the disk is full and what to do")
+        ok &= no_traceback(a, p)
+        a.survived = ok and recovers(a, work)
+    return fault
+
+
+def faults() -> dict[str, Callable[[Attempt, Path], None]]:
+    cache = cache_dir()
+    return {
+        "kill -9 at source": kill_at("source", saw(r"results in")),
+        "kill -9 at config": kill_at("config", saw(r"build 7\.3\+series 4k:", 1.0), series=True),
+        "kill -9 at build": kill_at("build", saw(r"build 7\.3\+series 4k:", 12.0), series=True),
+        "kill -9 at image creation": kill_at("image creation", staging_appears(cache / "images"),
+                                             prepare=unseal_images),
+        "kill -9 at boot": kill_at("boot", saw(r"booting 4k", 0.3)),
+        "kill -9 at check": kill_at("check", saw(r"to the shell", 0.5)),
+        "kill -9 at report": kill_at("report", saw(r"4k-xfs-7\.3 mmap-miss:", 0.05)),
+        "QEMU killed mid-check": qemu_killed,
+        "truncated kernel image": damaged("kernel image", truncate_image, r"damaged or incomplete: building"),
+        "damaged disk image": damaged("disk image", damage_disk, r"damaged or unsealed: making it again"),
+        "damaged saved measurements": damaged("saved measurements", damage_saved,
+                                              r"damaged or incomplete: measuring again"),
+        "full disk under the results": full_disk("results"),
+        "full disk under the cache": full_disk("cache"),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="foliofarm-faults", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--results", type=Path, default=ROOT / "results" / "faults")
+    ap.add_argument("--only", default="", help="comma-separated fault names (substrings)")
+    args = ap.parse_args(argv)
+    table = faults()
+    names = [n for n in table if not args.only or any(o.strip() in n for o in args.only.split(","))]
+    # warm the cache first: every fault is tried against a warm base
+    print("faults: warming the cache (one plain run)", flush=True)
+    farm(SCOPE, Path(tempfile.mkdtemp(prefix="foliofarm-faults-warm-")))
+    attempts = []
+    args.results.mkdir(parents=True, exist_ok=True)
+    for name in names:
+        a = Attempt(name)
+        t0 = time.monotonic()
+        with tempfile.TemporaryDirectory(prefix="ffault-") as tmp:
+            try:
+                table[name](a, Path(tmp))
+            except Exception as exc:          # the harness's own trouble: not survived
+                a.note(False, f"harness: {type(exc).__name__}: {exc}")
+        a.seconds = round(time.monotonic() - t0, 1)
+        attempts.append(a)
+        print(f"{'survived' if a.survived else 'NOT SURVIVED'}: {name} ({a.seconds} s)", flush=True)
+        for n in a.notes:
+            print(f"    {n}", flush=True)
+        write_json(args.results / "faults.json",
+                   {"tried": len(attempts), "survived": sum(x.survived for x in attempts),
+                    "faults": [x.__dict__ for x in attempts]})
+    ok = sum(x.survived for x in attempts)
+    print(f"faults tried {len(attempts)}, survived {ok}")
+    return 0 if ok == len(attempts) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
