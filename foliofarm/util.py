@@ -51,7 +51,12 @@ def run(
         if args[0] == "bwrap" and "--" in args:    # the command, not the sandbox around it
             shown = args[args.index("--") + 1:]
         sandboxed = " (in the sandbox)" if shown is not args else ""
-        raise InfraError(f"{what or args[0]} failed (exit {proc.returncode}){sandboxed}: "
+        full = ""
+        if "No space left on device" in detail or "Disk quota exceeded" in detail:
+            full = ("disk full: free space where the cache is ($FOLIOFARM_CACHE, default "
+                    "~/.cache/foliofarm) or point FOLIOFARM_CACHE at a larger disk, and run "
+                    "again (what was finished is kept). ")
+        raise InfraError(f"{full}{what or args[0]} failed (exit {proc.returncode}){sandboxed}: "
                          f"{shlex.join(shown)}{detail}")
     return proc
 

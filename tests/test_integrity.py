@@ -44,3 +44,13 @@ def test_artifacts_are_trusted_only_with_their_digests(tmp_path):
     (art / "Image").write_bytes(image)
     (art / "build.json").write_text("{\"sha256\": ")         # a cut build.json
     assert not Builder._complete(art)
+
+
+def test_a_full_disk_is_named_as_such(tmp_path):
+    """A tool that fails because the disk is full (apt, tar, make) gets an error
+    that says so and what to do, not just its own exit status."""
+    import pytest
+    from foliofarm.errors import InfraError
+    with pytest.raises(InfraError, match=r"^disk full: free space where the cache is"):
+        util.run(["sh", "-c", "echo 'write (28: No space left on device)' >&2; exit 100"],
+                 what="apt-get update")
