@@ -27,6 +27,7 @@ def standin(tmp_path: Path) -> type[GuestSession]:
     (tmp_path / "klog").write_text("")
 
     class StandIn(GuestSession):
+        console_cap = 2 << 20          # 2 MB here, 64 MB in the farm
         taint_file = str(tmp_path / "tainted")
         kernel_log_command = f"cat {tmp_path / 'klog'}; : > {tmp_path / 'klog'}"
     return StandIn
@@ -104,6 +105,18 @@ def test_a_guest_that_dies_without_a_kernel_report_is_an_error_not_a_verdict(tmp
     # QEMU killed from outside (here the stand-in, by SIGKILL): the host's doing, said so
     assert "killed by signal 9" in got[0][2]["reason"], got[0][2]["reason"]
     assert judge_measurement(fake(tmp_path, "dies", "die"), got[0][2], "7.3", "4k", "xfs").outcome == "error"
+
+
+def test_a_console_flood_stops_its_command_as_an_error(tmp_path):
+    """A command that floods the console is stopped once it passes the cap (not
+    left to scan for hours), as an error that says so; the next check runs on
+    a fresh boot."""
+    c = cells()
+    got, boots = run(plan(tmp_path, [(c["xfs"], fake(tmp_path, "floods", "flood")),
+                                     (c["xfs"], fake(tmp_path, "quiet", "ok"))]))
+    assert [m["kind"] for _, _, m in got] == ["error", "dump"]
+    assert "console flood: more than 2 MB" in got[0][2]["reason"]
+    assert len(boots) == 2
 
 
 def test_a_panic_is_a_crash_of_the_kernel(tmp_path):

@@ -26,6 +26,13 @@ from foliofarm.errors import GuestError
 READY = "FOLIOFARM-READY"
 # After a lockup or hung-task report, how long the command in flight still gets.
 HANG_GRACE_S = 15.0
+# Markers and reports are searched for in the newest console text only: over the
+# whole buffer, each read would scan everything again (a 30 MB dump: a minute).
+SEARCH_WINDOW = 1 << 20
+# More console output than this for one command is a flood (a printk storm, a
+# program gone wild): the command is stopped, as an error, not a verdict.
+CONSOLE_CAP = 64 << 20
+FLOOD_POLL_S = 2.0
 
 
 class Deadline:
@@ -82,6 +89,7 @@ class GuestSession:
     # Where the guest keeps its taint and how it hands over new kernel log lines;
     # the console tests' stand-in shell points these at files of its own.
     taint_file = "/proc/sys/kernel/tainted"
+    console_cap = CONSOLE_CAP        # bytes of console output one command may print
     kernel_log_command = "dmesg -c"
 
     def __init__(self, argv: list[str], console_log: Path, boot_timeout: float = 300) -> None:
@@ -110,7 +118,7 @@ class GuestSession:
         t0 = time.monotonic()
         self.child = pexpect.spawn(argv[0], argv[1:], encoding="utf-8", codec_errors="replace",
                                    timeout=self.boot_timeout, maxread=65536,
-                                   searchwindowsize=None, echo=False)
+                                   searchwindowsize=SEARCH_WINDOW, echo=False)
         self.child.logfile_read = self._log
         try:
             before = self._expect_marker(READY, Deadline(self.boot_timeout), "boot")
@@ -205,8 +213,18 @@ class GuestSession:
         text = ""
         while True:
             idx = self.child.expect([re.escape(pattern), hang, pexpect.EOF, pexpect.TIMEOUT],
-                                    timeout=max(1.0, deadline.remaining()))
+                                    timeout=max(0.1, min(FLOOD_POLL_S, deadline.remaining())))
             state = states[idx]
+            if state == "timeout" and not deadline.expired():
+                # before: everything since the last match (pexpect keeps it across timeouts)
+                seen = self.child.before if isinstance(self.child.before, str) else ""
+                if len(seen) + len(text) > self.console_cap:
+                    self.dead = True
+                    raise GuestError(f"console flood: more than {self.console_cap >> 20} MB on the "
+                                     f"console during {what!r}; the command was stopped and the "
+                                     "guest is booted again for what follows",
+                                     seen[-4000:], kernel_fault=False)
+                continue
             if state != "hang-report":
                 break
             # keep what the match consumed: it is console text like any other
