@@ -9,7 +9,8 @@
   in a fresh cache;
 - per kernel: the farm's warm path (artifact lookup) beside a raw no-op `make`
   in its build directory: the farm's overhead when nothing changed;
-- boot-to-ready time per page size;
+- boot-to-ready time per page size, and where the --fresh re-run's time went
+  (images, builds, boots, checks, dump transfer, judging, report, other);
 - each check's guest time per page size;
 - pre-submit: time from `foliofarm run --series` to verdict for a one-file mm
   patch (examples/series/benign.mbox made unique, so that mm/filemap.c really
@@ -73,6 +74,27 @@ def timed_run(args: list[str], env: dict[str, str] | None = None) -> tuple[float
     return seconds, proc.returncode, doc
 
 
+def breakdown(doc: dict, wall_s: float) -> dict[str, float]:
+    """Seconds per stage of one run, from its results.json: disk images, kernel
+    builds, boots to the shell, the guest programs, moving dumps to the host,
+    judging, the report; "other" is the rest of the wall time (guest commands'
+    framing, taint and kernel-log reads, set-up)."""
+    stages = doc.get("stages") or {}
+    checks = [c["metrics"] for cell in doc.get("cells", []) for c in cell["checks"]]
+    out = {
+        "images": stages.get("images_s", 0.0),
+        "builds": sum(k.get("build_seconds") or 0 for k in doc.get("kernels", []) if k.get("built_now")),
+        "boots": sum(b.get("boot_seconds") or 0 for b in doc.get("boots", [])),
+        "checks": sum(m.get("guest_seconds") or 0 for m in checks),
+        "dump transfer": sum(m.get("transfer_seconds") or 0 for m in checks),
+        "judging": stages.get("judge_s", 0.0),
+        "report": stages.get("report_s", 0.0),
+    }
+    out = {k: round(v, 1) for k, v in out.items()}
+    out["other"] = round(wall_s - sum(out.values()), 1)
+    return out
+
+
 def raw_make(builder: Builder, src: source.KernelSource, bdir: Path, use_ccache: bool) -> float:
     env = dict(os.environ, ARCH="arm64", CROSS_COMPILE="aarch64-linux-gnu-")
     argv = builder.make_argv(src, bdir, "Image", "modules")
@@ -111,6 +133,7 @@ def main(argv: list[str] | None = None) -> int:
     report["warm_fresh_run"] = {"seconds": round(fresh_s, 1), "exit": fresh_rc,
                                 "ratio_to_reused": round(fresh_s / warm_s, 2)}
     report["boot_to_ready"] = {b["page_size"]: b.get("boot_seconds") for b in fresh["boots"]}
+    report["fresh_breakdown"] = breakdown(fresh, fresh_s)
     # guest time of each check per page size (mean over the filesystems)
     per_check: dict[str, dict[str, list[float]]] = {}
     for cell in fresh["cells"]:
@@ -177,6 +200,7 @@ def main(argv: list[str] | None = None) -> int:
               f"ratio {warm_s / WARM_TARGET_S:.2f}); rebuilt: {rebuilt or 'nothing'}")
     t.add_row("warm re-run, every kernel booted (--fresh)",
               f"{fresh_s:.1f} s ({report['warm_fresh_run']['ratio_to_reused']}x the reused re-run)")
+    t.add_row("  where its time went", ", ".join(f"{k} {v} s" for k, v in report["fresh_breakdown"].items()))
     sv = report["series_to_verdict"]
     t.add_row("pre-submit: one-file mm patch to verdict",
               f"{sv['seconds']} s (target {SERIES_TARGET_S:.0f} s, ratio {sv['ratio_to_target']}); "

@@ -65,9 +65,9 @@ class Proc:
 
 
 def farm(args: list[str], results: Path, env: dict[str, str] | None = None,
-         kill_when: Callable[[str, float], bool] | None = None, timeout: float = 1800) -> Proc:
-    """Run foliofarm; with ``kill_when(output so far, seconds)``, SIGKILL it (and
-    its process group) the first time that says so."""
+         kill_when: Callable[[str, float, int], bool] | None = None, timeout: float = 1800) -> Proc:
+    """Run foliofarm; with ``kill_when(output so far, seconds, its pid)``, SIGKILL
+    it (and its process group) the first time that says so."""
     results.mkdir(parents=True, exist_ok=True)
     proc = subprocess.Popen([sys.executable, "-m", "foliofarm", "run", *args, "--results", str(results)],
                             cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT), COLUMNS="200",
@@ -80,7 +80,7 @@ def farm(args: list[str], results: Path, env: dict[str, str] | None = None,
 
     def watch() -> None:
         while proc.poll() is None and not killed.is_set():
-            if kill_when is not None and kill_when("".join(out), time.monotonic() - t0):
+            if kill_when is not None and kill_when("".join(out), time.monotonic() - t0, proc.pid):
                 killed.set()
                 os.killpg(proc.pid, signal.SIGKILL)
                 return
@@ -160,18 +160,18 @@ def kill_at(stage: str, when: Callable[[str, float], bool], series: bool = False
     return fault
 
 
-def saw(pattern: str, delay: float = 0.0) -> Callable[[str, float], bool]:
+def saw(pattern: str, delay: float = 0.0) -> Callable[[str, float, int], bool]:
     first: list[float] = []
 
-    def check(out: str, t: float) -> bool:
+    def check(out: str, t: float, pid: int) -> bool:
         if not first and said(out, pattern):
             first.append(t)
         return bool(first) and t - first[0] >= delay
     return check
 
 
-def staging_appears(parent: Path) -> Callable[[str, float], bool]:
-    return lambda out, t: any(parent.glob(".*.tmp-*"))
+def staging_appears(parent: Path) -> Callable[[str, float, int], bool]:
+    return lambda out, t, pid: any(parent.glob(".*.tmp-*"))
 
 
 def unseal_images() -> None:
@@ -181,11 +181,12 @@ def unseal_images() -> None:
 
 def qemu_killed(a: Attempt, work: Path) -> None:
     """QEMU dies mid-check (killed from outside): an error, exit 3, not a verdict."""
-    def kill_qemu(out: str, t: float) -> bool:
+    def kill_qemu(out: str, t: float, pid: int) -> bool:
         if not said(out, r"booting 4k"):
             return False
         time.sleep(2.5)
-        subprocess.run(["pkill", "-9", "-f", QEMU_NAME], check=False)
+        # this run's QEMU only (the farm's child), never another run's
+        subprocess.run(["pkill", "-9", "-P", str(pid), "-f", QEMU_NAME], check=False)
         return False        # the farm itself runs on
     p = farm(SCOPE + ["--fresh"], work / "run", kill_when=kill_qemu)
     doc = p.doc() or {}

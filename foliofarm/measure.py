@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import shlex
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -82,7 +83,11 @@ def judge(ctx: Context, k: Kernel, cell: Cell, chk: Check, m: dict[str, Any]) ->
         (cdir / f"{chk.name}.dump").write_text(m["dump"])
     if m.get("kernel_log"):
         (cdir / f"{chk.name}.kernel.log").write_text(m["kernel_log"])
-    return judge_measurement(chk, m, k.kernel_xy, cell.page.name, cell.fs.name)
+    t0 = time.monotonic()
+    out = judge_measurement(chk, m, k.kernel_xy, cell.page.name, cell.fs.name)
+    stages = ctx.writer.doc.setdefault("stages", {})
+    stages["judge_s"] = round(stages.get("judge_s", 0.0) + time.monotonic() - t0, 3)
+    return out
 
 
 def base_timeouts(ctx: Context, k: Kernel) -> dict[tuple[str, str], float]:

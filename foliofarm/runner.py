@@ -5,6 +5,8 @@ print and report."""
 
 from __future__ import annotations
 
+import time
+
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -71,8 +73,10 @@ class Run:
             with self.ui.status(f"preparing kernel source {o.kernel}"):
                 src = source.resolve(o.kernel, self.cache)
             self.log(f"kernel {src.spec}: {src.origin} ({src.tree})")
+            t0 = time.monotonic()
             with self.ui.status("making disk images"):
                 disks = {fs.name: images.image(self.cache, fs.name) for fs in o.filesystems}
+            w.doc.setdefault("stages", {})["images_s"] = round(time.monotonic() - t0, 2)
             self.builder = Builder(self.cache, log=self.log)
             self.disks = disks
             if o.compare is not None:
@@ -95,7 +99,10 @@ class Run:
         if w.doc.get("verdicts"):
             summary.print_verdicts(w.doc)
         try:
+            t0 = time.monotonic()
             paths = report.write(w.dir, w.doc)
+            w.doc.setdefault("stages", {})["report_s"] = round(time.monotonic() - t0, 2)
+            w.flush()
             self.log(f"report: {paths[0]} and {paths[1]}")
         except Exception as exc:   # a report that fails to render must not hide the results
             self.log(f"report not written: {exc}", "red")

@@ -113,7 +113,9 @@ def _measure(g: GuestSession, cell: Cell, chk: Check, timeout: float) -> dict[st
                 + "; ".join(ktap.get("diag", [])[-3:])}
     if ktap.get("skip"):
         return {**m, "kind": "skip", "reason": ktap["skip"]}
-    return {**m, "kind": "dump", "dump": g.read_file(dump)}
+    t0 = time.monotonic()
+    text = g.read_file(dump)
+    return {**m, "kind": "dump", "dump": text, "transfer_seconds": round(time.monotonic() - t0, 2)}
 
 
 KTAP_RESULT = re.compile(r"^(not ok|ok) (\d+) (\S+)(?: # (.*))?$")

@@ -377,6 +377,8 @@ def judge_measurement(check: Check, m: dict[str, Any], kernel: str, page: str, f
         outcome = Outcome(check.name, kind, m["reason"])
     if m.get("seconds") is not None:
         outcome.metrics["guest_seconds"] = m["seconds"]
+    if m.get("transfer_seconds") is not None:
+        outcome.metrics["transfer_seconds"] = m["transfer_seconds"]
     trouble = kernel_trouble(m)
     if trouble and outcome.outcome != "error":
         reason = f"{trouble} (while {check.name} ran)"

@@ -22,7 +22,7 @@ from typing import Any
 from foliofarm.paths import VMTESTS
 
 # Not figures of the kernel's behaviour: how long the guest took, what was asked.
-NOT_FIGURES = {"guest_seconds", "folio_kb", "touches", "read_ahead_kb", "seed", "ra_pages",
+NOT_FIGURES = {"guest_seconds", "transfer_seconds", "folio_kb", "touches", "read_ahead_kb", "seed", "ra_pages",
                "exec_folio_pages"}
 BETTER = ("higher", "lower", "exact")
 
