@@ -46,6 +46,22 @@ static long read_fault_around(void)
 	return v;
 }
 
+/* fault_around_bytes as the kernel booted with it (saved by the guest's init),
+ * else as it is now */
+static long boot_fault_around(void)
+{
+	char buf[32] = "";
+	FILE *f = fopen("/tmp/fault_around_boot", "r");
+	long v = -1;
+
+	if (f) {
+		if (fgets(buf, sizeof(buf), f))
+			v = strtol(buf, NULL, 0);
+		fclose(f);
+	}
+	return v >= 0 ? v : read_fault_around();
+}
+
 static int write_fault_around(long v)
 {
 	FILE *f = fopen(FAULT_AROUND, "w");
@@ -117,7 +133,7 @@ int main(int argc, char **argv)
 		{ "plain", 0, 0 }, { "plain_nofa", 0, 1 }, { "huge", 1, 0 }, { "huge_nofa", 1, 1 },
 	};
 	struct ff_sizes sz;
-	long fa_default, old_ra;
+	long fa_default, fa_now, old_ra;
 	size_t region, i;
 	FILE *dump;
 	int ok = 1;
@@ -129,8 +145,9 @@ int main(int argc, char **argv)
 	region = (argc > 5 ? strtoul(argv[5], NULL, 0) : 4) << 20;
 	if (ff_begin("sparse-read", &sz))
 		return 0;	/* skipped, and said why */
-	fa_default = read_fault_around();
-	if (fa_default < 0) {
+	fa_now = read_fault_around();
+	fa_default = boot_fault_around();
+	if (fa_now < 0 || fa_default < 0) {
 		ktap_result(1, 1, "sparse-read", "SKIP no %s", FAULT_AROUND);
 		return 0;
 	}
@@ -147,7 +164,7 @@ int main(int argc, char **argv)
 		if (pass(argv[1], passes[i].label, passes[i].huge,
 			 passes[i].fa_off ? (long)sz.page : fa_default, region, &sz, dump))
 			ok = 0;
-	write_fault_around(fa_default);
+	write_fault_around(fa_now);
 	fclose(dump);
 	if (old_ra >= 0)
 		ff_set_read_ahead_kb(argv[3], old_ra);
