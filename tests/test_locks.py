@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from foliofarm import locks, series, source
-from foliofarm.source import GIT_IDENTITY, KernelSource
+from test_series import git, tree  # noqa: F401  (the tiny real git tree fixture)
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -87,21 +87,12 @@ def test_holds_nest_within_a_process(tmp_path):
                 pass
 
 
-def git(tree: Path, *args: str) -> str:
-    return subprocess.run(["git", "-C", str(tree), *args], check=True, capture_output=True,
-                          text=True, env={**GIT_IDENTITY, "PATH": "/usr/bin:/bin"}).stdout
-
-
-def test_a_base_build_waits_while_another_run_has_a_series_applied(tmp_path):
+def test_a_base_build_waits_while_another_run_has_a_series_applied(tree, tmp_path):
     """Run A applies a series to the shared tree; run B, resolving the same tree
     for its base meanwhile, waits, and then finds it at its base commit."""
-    t = tmp_path / "linux"
-    (t / "mm").mkdir(parents=True)
+    t = tree.tree
     (t / "mm" / "filemap.c").write_text("int a;\n")
-    git(t, "init", "-q", "-b", "base")
-    git(t, "add", "-A")
-    git(t, "commit", "-q", "-m", "base")
-    src = KernelSource(spec="debian:7.3", tree=t, version="7.3.4", origin="fake 7.3")
+    git(t, "commit", "-q", "-am", "one line")
     git(t, "checkout", "-q", "-b", "tmp")
     (t / "mm" / "filemap.c").write_text("int a9;\n")
     git(t, "commit", "-q", "-am", "mm: change a")

@@ -11,6 +11,13 @@
 #include <unistd.h>
 
 #include "ffguest.h"
+
+const char *const ff_readahead_events[] = {
+	"readahead/page_cache_sync_ra",
+	"readahead/page_cache_async_ra",
+	"readahead/page_cache_ra_order",
+	NULL,
+};
 #include "ffprobe.h"
 
 #define KPF_COMPOUND_HEAD (1ULL << 15)

@@ -78,4 +78,7 @@ long ff_resident_settled(int fd, const char *map, size_t off, size_t len, size_t
  * Linux 6.5); -1 without it. */
 long ff_cached_pages(int fd, size_t off, size_t len);
 
+/* The readahead tracepoints the checks keep (7.x), NULL-terminated. */
+extern const char *const ff_readahead_events[];
+
 #endif

@@ -29,12 +29,6 @@
 
 #define READ_AHEAD_KB 128
 
-static const char *const events[] = {
-	"readahead/page_cache_sync_ra",
-	"readahead/page_cache_async_ra",
-	"readahead/page_cache_ra_order",
-	NULL,
-};
 
 /* One pass: returns touches that got readahead, or -1. */
 static long pass(const char *path, const char *label, int prot, int hit, long touches,
@@ -61,7 +55,7 @@ static long pass(const char *path, const char *label, int prot, int hit, long to
 		return -1;
 	}
 	fprintf(dump, "map %s %#lx 0\nendmap %s\n", label, (unsigned long)map, label);
-	ff_trace_start(events);
+	ff_trace_start(ff_readahead_events);
 	for (i = 0; i < touches; i++) {
 		size_t off = i * stride + stride / 2;
 		long resident;
@@ -81,7 +75,7 @@ static long pass(const char *path, const char *label, int prot, int hit, long to
 		else if (first_without < 0)
 			first_without = i;
 	}
-	traced = ff_trace_stop(dump, label, events, (unsigned long)st.st_ino);
+	traced = ff_trace_stop(dump, label, ff_readahead_events, (unsigned long)st.st_ino);
 	fprintf(dump, "figure %s_with_ra=%ld %s_first_without_ra=%ld %s_trace_lines=%ld\n",
 		label, with_ra, label, first_without, label, traced);
 	ktap_diag("%s: %ld/%ld touches got readahead, first without: %ld", label, with_ra,

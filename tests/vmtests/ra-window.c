@@ -33,12 +33,6 @@
 
 #define READ_AHEAD_KB 128
 
-static const char *const events[] = {
-	"readahead/page_cache_sync_ra",
-	"readahead/page_cache_async_ra",
-	"readahead/page_cache_ra_order",
-	NULL,
-};
 
 static const struct {
 	const char *name;
@@ -175,7 +169,7 @@ static int pass(const char *path, const char *kind, int prot, int h, long faults
 		ktap_diag("%s: madvise: %s", label, strerror(errno));
 		goto out_map;
 	}
-	ff_trace_start(events);
+	ff_trace_start(ff_readahead_events);
 	slot = (l->vma_pages - 2) / (faults - 2);
 	for (i = 0; i < faults; i++) {
 		/* the mapping's first and last page, then one drawn page per slot,
@@ -214,7 +208,7 @@ static int pass(const char *path, const char *kind, int prot, int h, long faults
 			fprintf(dump, "W %s async=%ld\n", label, n > 0 ? far : 0);
 		}
 	}
-	traced = ff_trace_stop(dump, label, events, (unsigned long)st.st_ino);
+	traced = ff_trace_stop(dump, label, ff_readahead_events, (unsigned long)st.st_ino);
 	/* mapped: one read fault on a warm page of a fresh mapping */
 	munmap(map, l->vma_pages * l->page);
 	map = mmap(NULL, l->vma_pages * l->page, prot, MAP_PRIVATE, fd, l->vma_first * l->page);
@@ -229,7 +223,7 @@ static int pass(const char *path, const char *kind, int prot, int h, long faults
 	ret = 0;
 	goto out_map;
 out_trace:
-	ff_trace_stop(dump, label, events, (unsigned long)st.st_ino);
+	ff_trace_stop(dump, label, ff_readahead_events, (unsigned long)st.st_ino);
 out_map:
 	munmap(map, l->vma_pages * l->page);
 out_whole:
