@@ -16,13 +16,13 @@ from pathlib import Path
 from typing import Any, Callable
 
 from foliofarm.build import Artifacts
-from foliofarm.guest.qemu import Machine
+from foliofarm.guest.qemu import OUTBOX_BYTES, Machine
 from foliofarm.guest.session import BootPlan, check_timeout, run_boots
 from foliofarm.judge import figures
 from foliofarm.judge.checks import Check, Outcome, judge_measurement
 from foliofarm.matrix import Cell
 from foliofarm.results import ResultsWriter
-from foliofarm.util import sha256_text, write_json
+from foliofarm.util import sha256_text, tmp_dir, write_json
 
 
 @dataclass
@@ -114,14 +114,24 @@ def boot_and_measure(ctx: Context, k: Kernel, label: str = "",
     """Measure every (cell, check) of ``k`` (or just ``pairs``), recording outcomes
     as they arrive unless ``label`` is set (a repeat, kept only for its figures).
     Returns the raw measurements by "fs/check" and whether every boot was clean."""
+    with tmp_dir("outbox") as tmp:
+        outbox = Path(tmp) / "outbox.img"
+        with open(outbox, "wb") as f:      # sparse: costs only what the dumps write
+            f.truncate(OUTBOX_BYTES)
+        return _boot_and_measure(ctx, k, label, pairs, outbox)
+
+
+def _boot_and_measure(ctx: Context, k: Kernel, label: str, pairs: list[tuple[Cell, Check]] | None,
+                      outbox: Path) -> tuple[dict[str, Any], bool]:
     w = ctx.writer
     page = k.cells[0].page
     mach = machine(ctx, k)
+    mach.outbox = outbox
     stem = w.dir / "boots" / f"{page.name}-{k.cells[0].kernel}{label}"
     plan = BootPlan(argv=mach.argv(), log_stem=stem, page=page, kernel=k.cells[0].kernel,
                     pairs=pairs or [(c, chk) for c in k.cells for chk in ctx.checks],
                     boot_timeout=ctx.boot_timeout, timeouts=base_timeouts(ctx, k),
-                    qemu=shlex.join(mach.argv()))
+                    qemu=shlex.join(mach.argv()), outbox=outbox)
     measured: dict[str, dict[str, Any]] = {}
     splats: dict[str, list[str]] = {c.id: [] for c in k.cells}
     boot_splats: list[str] = []
@@ -176,12 +186,17 @@ def measure_kernel(ctx: Context, k: Kernel, reuse_base: bool, want_noise: bool) 
                 f"{saved.get('run_id')} ({path.name}); --fresh measures again", None)
         measured, clean = saved["measurements"], True
     else:
+        earlier = load_saved(ctx, path, k, quiet=True)   # --fresh: what it replaces
         measured, clean = boot_and_measure(ctx, k)
         if k.side == "series":
             confirm_moves(ctx, k)
-        saved = {"run_id": w.run_id, "console_log": str(w.dir / "boots"), "measurements": measured}
+        saved = new_saved(w.run_id, str(w.dir / "boots"), measured, earlier)
     if want_noise and clean:
-        if "repeat" not in saved:
+        if "repeat" in saved:
+            ctx.log(f"{k.cells[0].page.name}: the noise of each figure from two boots: runs "
+                    f"{saved.get('run_id')} and {saved.get('repeat_run_id') or saved.get('run_id')}",
+                    None)
+        else:
             ctx.log(f"{k.cells[0].page.name}: measuring the base again for the noise of each figure",
                     None)
             saved["repeat"], clean = boot_and_measure(ctx, k, label="-repeat")
@@ -192,14 +207,28 @@ def measure_kernel(ctx: Context, k: Kernel, reuse_base: bool, want_noise: bool) 
     return all(m["kind"] != "error" for m in measured.values())
 
 
+def new_saved(run_id: str, console_log: str, measured: dict[str, Any],
+              earlier: dict[str, Any] | None) -> dict[str, Any]:
+    """What a boot's measurements are kept as. An earlier clean boot of the same
+    kernel, guest programs and disks (what --fresh replaces) is as good a second
+    sample of each figure as a boot made for it: it becomes the repeat, and a
+    series run later needs no second base boot for the noise."""
+    saved = {"run_id": run_id, "console_log": console_log, "measurements": measured}
+    if earlier is not None:
+        saved["repeat"] = earlier["measurements"]
+        saved["repeat_run_id"] = earlier.get("run_id")
+    return saved
+
+
 def _digest(saved: dict[str, Any]) -> str:
     return sha256_text(json.dumps([saved.get("measurements"), saved.get("repeat")], sort_keys=True))
 
 
-def load_saved(ctx: Context, path: Path, k: Kernel) -> dict[str, Any] | None:
+def load_saved(ctx: Context, path: Path, k: Kernel, quiet: bool = False) -> dict[str, Any] | None:
     """A clean boot's saved measurements, if they are there, whole and cover
     every (cell, check) asked for; else None, and they are measured again (a
-    damaged file is removed: it never gives a verdict)."""
+    damaged file is removed: it never gives a verdict). ``quiet``: an
+    incomplete file is no news (a --fresh run replaces it anyway)."""
     if not path.is_file():
         return None
     try:
@@ -210,7 +239,8 @@ def load_saved(ctx: Context, path: Path, k: Kernel) -> dict[str, Any] | None:
     except (OSError, ValueError, KeyError, TypeError):
         ok = False
     if not ok:
-        ctx.log(f"saved measurements {path} are damaged or incomplete: measuring again", "yellow")
+        if not quiet:
+            ctx.log(f"saved measurements {path} are damaged or incomplete: measuring again", "yellow")
         path.unlink(missing_ok=True)
         return None
     return saved

@@ -57,6 +57,25 @@ def test_read_file_checks_md5(tmp_path):
         assert g.read_file(str(f)) == f.read_text()
 
 
+def test_read_file_through_the_outbox_disk(tmp_path):
+    """The stand-in's outbox "device" is the host file itself: the guest side
+    writes it with dd, the host reads it back and checks the guest's md5."""
+    f = tmp_path / "dump.txt"
+    f.write_text("P 1 2 3 pc 2\n" * 100000)
+    outbox = tmp_path / "outbox.img"
+    outbox.write_bytes(b"\xff" * (4 << 20))      # stale bytes past the dump are not read
+    with session(tmp_path, "boot-7.3-4k.log") as g:
+        g.outbox, g.device_dir, g.banner["outbox"] = outbox, str(tmp_path), "outbox.img"
+        assert g.read_file(str(f)) == f.read_text()
+        assert outbox.read_bytes()[:20] == b"P 1 2 3 pc 2\nP 1 2 3"
+        commands = [r.command for r in g.history]
+        assert not any("base64" in c for c in commands)
+        # no outbox device in the guest: the console carries it
+        g.banner["outbox"] = "missing/dev"
+        assert g.read_file(str(f)) == f.read_text()
+        assert "base64" in g.history[-2].command
+
+
 def test_panic_at_boot_is_a_guest_error_with_excerpt(tmp_path):
     with pytest.raises(GuestError) as exc:
         with session(tmp_path, "panic-at-boot.log", mode="exit"):

@@ -133,3 +133,25 @@ def test_saved_measurements_are_reused_only_whole(tmp_path):
         path.write_text(damage)
         assert load_saved(ctx, path, k) is None
         assert not path.exists() and "damaged or incomplete" in said[-1]
+
+
+def test_a_fresh_boot_keeps_the_one_it_replaces_as_the_noise_sample(tmp_path):
+    """--fresh measures again; the clean boot it replaces becomes the repeat, so
+    a series run's base needs no second boot for the noise, and the pair is
+    sealed together."""
+    from foliofarm import measure
+    from foliofarm.measure import Context, Kernel, load_saved
+    chk = checks.catalogue()["exec-text"]
+    ctx = Context(writer=None, cache=tmp_path, checks=[chk], accel="tcg", boot_timeout=300,
+                  log=lambda m, s=None: None, status=None)
+    k = Kernel(arts=None, initrd=None, cells=[cell()], disks={}, kernel_xy="7.3", side=None)
+    first = measure.new_saved("r1", "boots", {"xfs/exec-text": {"kind": "dump", "dump": "a"}}, None)
+    assert "repeat" not in first
+    second = measure.new_saved("r2", "boots", {"xfs/exec-text": {"kind": "dump", "dump": "b"}}, first)
+    assert second["repeat"] == first["measurements"] and second["repeat_run_id"] == "r1"
+    second["sha256"] = measure._digest(second)
+    path = tmp_path / "saved.json"
+    path.write_text(json.dumps(second))
+    assert load_saved(ctx, path, k)["repeat"]["xfs/exec-text"]["dump"] == "a"
+    path.write_text(json.dumps(second).replace('"dump": "a"', '"dump": "c"'))
+    assert load_saved(ctx, path, k) is None

@@ -8,6 +8,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 QEMU = "qemu-system-aarch64"
+# The serial of the disk that carries dumps home (rootfs/init names its device).
+OUTBOX = "ffout"
+OUTBOX_BYTES = 256 << 20
 
 
 @dataclass
@@ -16,6 +19,7 @@ class Machine:
     initrd: Path
     disks: dict[str, Path] = field(default_factory=dict)   # serial -> image, read-only
     scratch: dict[str, Path] = field(default_factory=dict)  # serial -> image, writes discarded
+    outbox: Path | None = None    # a raw file the guest writes dumps to for the host to read
     memory_mb: int = 2048
     cpus: int = 1
     accel: str = "auto"
@@ -63,4 +67,9 @@ class Machine:
             # overlay that QEMU discards; the image itself is only read.
             argv += ["-drive", f"if=none,id={serial},file={img},format=raw,snapshot=on",
                      "-device", f"virtio-blk-pci,drive={serial},serial={serial}"]
+        if self.outbox is not None:
+            # The only disk the guest writes for the host: dumps cross it in
+            # moments where the serial console takes seconds per megabyte.
+            argv += ["-drive", f"if=none,id={OUTBOX},file={self.outbox},format=raw",
+                     "-device", f"virtio-blk-pci,drive={OUTBOX},serial={OUTBOX}"]
         return argv

@@ -153,6 +153,7 @@ class BootPlan:
     boot_timeout: float = 300
     timeouts: dict[tuple[str, str], float] = field(default_factory=dict)  # (fs, check) -> s
     qemu: str = ""
+    outbox: Path | None = None          # the outbox disk's file, where the argv attaches one
     session: type[GuestSession] = GuestSession   # the console tests' stand-in guest subclasses it
 
     def console_log(self, attempt: int) -> Path:
@@ -180,7 +181,7 @@ def run_boots(plan: BootPlan, on_measured: Measured, on_boot: Callable[[Boot], N
                                         f"hung or crashed in {MAX_BOOTS} boots in a row"})
             return
         try:
-            with plan.session(plan.argv, log, plan.boot_timeout) as g:
+            with plan.session(plan.argv, log, plan.boot_timeout, outbox=plan.outbox) as g:
                 boot.boot_seconds = round(g.boot_seconds, 2)
                 boot.banner = g.banner
                 boot.boot_splats = [f"{s.kind}: {s.line}" for s in g.splats]
