@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import errno
+import os
 import sys
 from pathlib import Path
 
@@ -11,6 +12,20 @@ from foliofarm import matrix, series, source
 from foliofarm.judge import checks
 from foliofarm.errors import FarmError, UsageError
 from foliofarm.paths import ROOT
+
+
+def positive_int(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of at least 1")
+    return n
+
+
+def default_guests() -> int:
+    return max(1, min(2, os.cpu_count() or 1))
 
 
 def parser() -> argparse.ArgumentParser:
@@ -55,6 +70,9 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--accel", choices=("auto", "tcg", "kvm"), default="auto",
                      help="QEMU accelerator: kvm on arm64 hosts with /dev/kvm, else TCG")
     run.add_argument("--boot-timeout", type=float, default=300, help="seconds to reach the guest shell")
+    run.add_argument("--guests", type=positive_int, default=default_guests(),
+                     help="cells booted at once, each in its own TCG guest (default: the "
+                          "host's cores, at most 2)")
     sub.add_parser("list", help="list page sizes, filesystems, kernels, variants and checks")
     sub.add_parser("figures", help="the figures judged base against series, as a Markdown table")
     rep = sub.add_parser("report", help="render report.md and report.html again from a results folder")
@@ -121,6 +139,7 @@ def main(argv: list[str] | None = None) -> int:
             fresh=args.fresh,
             accel=args.accel,
             boot_timeout=args.boot_timeout,
+            guests=args.guests,
             command=["foliofarm", *argv],
         )
         source.validate_spec(args.kernel)

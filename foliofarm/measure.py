@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import json
 import shlex
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -25,6 +27,11 @@ from foliofarm.results import ResultsWriter
 from foliofarm.util import sha256_text, tmp_dir, write_json
 
 
+# How cells share boots: part of what a boot's figures depend on (the page
+# cache and memory a cell's checks find), so part of the saved measurements' key.
+BOOT_LAYOUT = "one boot per cell"
+
+
 @dataclass
 class Context:
     """What measuring needs from a run: no more, so it can be driven alone."""
@@ -35,6 +42,7 @@ class Context:
     boot_timeout: float
     log: Callable[[str, str | None], None]
     status: Callable[[str], Any]
+    guests: int = 1          # cells booted at once (one TCG guest keeps about one core busy)
 
 
 @dataclass
@@ -47,12 +55,13 @@ class Kernel:
     side: str | None         # "base", "series" or None (a plain run)
 
 
-def machine(ctx: Context, k: Kernel) -> Machine:
+def machine(ctx: Context, k: Kernel, cells: list[Cell], outbox: Path | None = None) -> Machine:
+    """The guest for ``cells`` of ``k``: their disks, and the outbox."""
     return Machine(kernel=k.arts.image, initrd=k.initrd,
-                   disks={c.fs.name: k.disks[c.fs.name] for c in k.cells},
-                   scratch={f"{c.fs.name}-rw": k.disks[c.fs.name] for c in k.cells
+                   disks={c.fs.name: k.disks[c.fs.name] for c in cells},
+                   scratch={f"{c.fs.name}-rw": k.disks[c.fs.name] for c in cells
                             if c.fs.rw_mount_options},
-                   accel=ctx.accel)
+                   accel=ctx.accel, outbox=outbox)
 
 
 def baseline_path(ctx: Context, k: Kernel) -> Path:
@@ -63,7 +72,7 @@ def baseline_path(ctx: Context, k: Kernel) -> Path:
             for c in ctx.checks]
     key = sha256_text(k.arts.dir.name, k.initrd.name,
                       repr(sorted((c.fs.name, str(k.disks[c.fs.name])) for c in k.cells)),
-                      repr(defs), ctx.accel, str(ctx.boot_timeout))[:20]
+                      repr(defs), ctx.accel, str(ctx.boot_timeout), BOOT_LAYOUT)[:20]
     return ctx.cache / "baseline" / f"{k.arts.dir.name[:60]}-{key}.json"
 
 
@@ -113,53 +122,77 @@ def boot_and_measure(ctx: Context, k: Kernel, label: str = "",
                      pairs: list[tuple[Cell, Check]] | None = None) -> tuple[dict[str, Any], bool]:
     """Measure every (cell, check) of ``k`` (or just ``pairs``), recording outcomes
     as they arrive unless ``label`` is set (a repeat, kept only for its figures).
-    Returns the raw measurements by "fs/check" and whether every boot was clean."""
-    with tmp_dir("outbox") as tmp:
-        outbox = Path(tmp) / "outbox.img"
-        with open(outbox, "wb") as f:      # sparse: costs only what the dumps write
-            f.truncate(OUTBOX_BYTES)
-        return _boot_and_measure(ctx, k, label, pairs, outbox)
-
-
-def _boot_and_measure(ctx: Context, k: Kernel, label: str, pairs: list[tuple[Cell, Check]] | None,
-                      outbox: Path) -> tuple[dict[str, Any], bool]:
+    Each cell gets boots of its own (with just its disks): what one check does
+    to the page cache or to memory can move another cell's figures only within
+    its own cell, a hang costs that cell alone, and ``ctx.guests`` cells boot at
+    once. Returns the raw measurements by "fs/check" and whether every boot was
+    clean."""
     w = ctx.writer
     page = k.cells[0].page
-    mach = machine(ctx, k)
-    mach.outbox = outbox
-    stem = w.dir / "boots" / f"{page.name}-{k.cells[0].kernel}{label}"
-    plan = BootPlan(argv=mach.argv(), log_stem=stem, page=page, kernel=k.cells[0].kernel,
-                    pairs=pairs or [(c, chk) for c in k.cells for chk in ctx.checks],
-                    boot_timeout=ctx.boot_timeout, timeouts=base_timeouts(ctx, k),
-                    qemu=shlex.join(mach.argv()), outbox=outbox)
+    kernel = k.cells[0].kernel
+    by_cell: dict[str, list[tuple[Cell, Check]]] = {}
+    for cell, chk in pairs or [(c, chk) for c in k.cells for chk in ctx.checks]:
+        by_cell.setdefault(cell.id, []).append((cell, chk))
     measured: dict[str, dict[str, Any]] = {}
     splats: dict[str, list[str]] = {c.id: [] for c in k.cells}
     boot_splats: list[str] = []
+    boots: list[Any] = []
+    lock = threading.Lock()      # the cells' threads share the writer and these
+    timeouts = base_timeouts(ctx, k)
 
     def on_measured(cell: Cell, chk: Check, m: dict[str, Any]) -> None:
-        measured[f"{cell.fs.name}/{chk.name}"] = m
-        splats[cell.id] += [f"{s} (during {chk.name})" for s in m.get("splats", [])]
-        if label:
-            return
-        outcome = judge(ctx, k, cell, chk, m)
-        w.record(cell, outcome, excerpt=m.get("excerpt", ""))
-        ctx.log(f"{cell.id} {chk.name}: {outcome.outcome} {outcome.reason}", None)
+        with lock:
+            measured[f"{cell.fs.name}/{chk.name}"] = m
+            splats[cell.id] += [f"{s} (during {chk.name})" for s in m.get("splats", [])]
+            if label:
+                return
+            outcome = judge(ctx, k, cell, chk, m)
+            w.record(cell, outcome, excerpt=m.get("excerpt", ""))
+            ctx.log(f"{cell.id} {chk.name}: {outcome.outcome} {outcome.reason}", None)
 
     def on_boot(boot: Any) -> None:
-        boot_splats.extend(b for b in boot.boot_splats if b not in boot_splats)
-        if not label:
-            w.add("boots", boot.as_dict())
-        what = f"boot {boot.attempt} of {page.name} {k.cells[0].kernel}{label}"
+        with lock:
+            boots.append(boot)
+            boot_splats.extend(b for b in boot.boot_splats if b not in boot_splats)
+            if not label:
+                w.add("boots", boot.as_dict())
+        what = f"boot {boot.attempt} of {page.name} {kernel}{label} for {boot.fs}"
         if boot.error:
             ctx.log(f"{what}: {boot.error}", "red")
         else:
             ctx.log(f"{what}: {boot.boot_seconds}s to the shell, console {boot.console_log}", None)
 
-    ctx.log(f"booting {page.name} {k.cells[0].kernel}{label}", None)
-    boots = list(run_boots(plan, on_measured, on_boot, ctx.status))
+    def cell_boots(cell_pairs: list[tuple[Cell, Check]], status: Callable[[str], Any] | None) -> None:
+        cell = cell_pairs[0][0]
+        with tmp_dir("outbox") as tmp:
+            outbox = Path(tmp) / "outbox.img"
+            with open(outbox, "wb") as f:      # sparse: costs only what the dumps write
+                f.truncate(OUTBOX_BYTES)
+            argv = machine(ctx, k, [cell], outbox).argv()
+            plan = BootPlan(argv=argv, log_stem=w.dir / "boots" / f"{page.name}-{cell.fs.name}-{kernel}{label}",
+                            page=page, kernel=kernel, pairs=cell_pairs, boot_timeout=ctx.boot_timeout,
+                            timeouts=timeouts, qemu=shlex.join(argv), outbox=outbox)
+            for _ in run_boots(plan, on_measured, on_boot, status):
+                pass
+
+    groups = list(by_cell.values())
+    guests = max(1, min(ctx.guests, len(groups)))
+    ctx.log(f"booting {page.name} {kernel}{label}: {len(groups)} cell(s), {guests} guest(s) at a time",
+            None)
+    if guests == 1:
+        for g in groups:
+            cell_boots(g, ctx.status)
+    else:
+        with ctx.status(f"{page.name} {kernel}{label}: {len(groups)} cells, {guests} guests at a time"), \
+                ThreadPoolExecutor(max_workers=guests, thread_name_prefix="guest") as pool:
+            for f in [pool.submit(cell_boots, g, None) for g in groups]:
+                f.result()
     if not label:
+        order = [chk.name for chk in ctx.checks]
         for cell in k.cells:
-            w.record(cell, console_outcome(boot_splats + splats[cell.id]))
+            w.record(cell, console_outcome(boot_splats + splats[cell.id]), flush=False)
+            w.order_checks(cell, order)     # as the catalogue lists them, whichever finished first
+        w.flush()
     clean = (not boot_splats and all(not b.error for b in boots)
              and all(m["kind"] in ("dump", "skip") and not m.get("splats") and not m.get("taint")
                      for m in measured.values()))

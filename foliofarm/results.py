@@ -99,6 +99,12 @@ class ResultsWriter:
         if flush:
             self.flush()
 
+    def order_checks(self, cell: Cell, names: list[str]) -> None:
+        """Put a cell's outcomes in ``names`` order (others, such as the console
+        check, after them), whatever order they arrived in."""
+        rank = {n: i for i, n in enumerate(names)}
+        self._cell(cell)["checks"].sort(key=lambda c: rank.get(c["name"], len(rank)))
+
     def add(self, key: str, item: Any) -> None:
         self.doc.setdefault(key, []).append(item)
         self.flush()

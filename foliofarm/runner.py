@@ -40,6 +40,7 @@ class RunOptions:
     fresh: bool = False              # boot and measure again even if the measurements are cached
     accel: str = "auto"
     boot_timeout: float = 300
+    guests: int = 1                  # cells booted at once
     command: list[str] = field(default_factory=list)
 
 
@@ -178,7 +179,7 @@ class Run:
     def _context(self) -> measure.Context:
         return measure.Context(writer=self.writer, cache=self.cache, checks=self.opts.checks,
                                accel=self.opts.accel, boot_timeout=self.opts.boot_timeout,
-                               log=self.log, status=self.ui.status)
+                               log=self.log, status=self.ui.status, guests=self.opts.guests)
 
     def _error_cells(self, cells: list[Cell], message: str) -> None:
         for cell in cells:

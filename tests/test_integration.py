@@ -56,7 +56,10 @@ def test_run_leaves_results_junit_ktap_consoles_and_dumps(matrix_run):
     _, doc, results = matrix_run
     run_dir = results / doc["run_id"]
     assert (run_dir / "junit.xml").is_file()
-    assert len(list((run_dir / "boots").glob("*.console.log"))) == 3
+    # one boot per cell, each with its own console log
+    assert sorted(p.name for p in (run_dir / "boots").glob("*.console.log")) == sorted(
+        f"{c['page_size']}-{c['fs']}-7.3.console.log" for c in doc["cells"])
+    assert all(b["fs"] for b in doc["boots"])
     for cell in doc["cells"]:
         cdir = run_dir / "cells" / cell["id"]
         assert (cdir / "exec-text.ktap").read_text().startswith("KTAP version 1")

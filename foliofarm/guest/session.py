@@ -35,6 +35,7 @@ class Boot:
     kernel: str
     console_log: str
     qemu: str
+    fs: str = ""                      # the filesystems of the cells it served
     attempt: int = 1
     boot_seconds: float | None = None
     banner: dict[str, str] = field(default_factory=dict)
@@ -174,6 +175,7 @@ def run_boots(plan: BootPlan, on_measured: Measured, on_boot: Callable[[Boot], N
         attempt += 1
         log = plan.console_log(attempt)
         boot = Boot(page_size=plan.page.name, kernel=plan.kernel, console_log=str(log),
+                    fs=",".join(dict.fromkeys(c.fs.name for c, _ in pending)),
                     qemu=plan.qemu, attempt=attempt)
         if attempt > MAX_BOOTS:
             for cell, chk in pending:
