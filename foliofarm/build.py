@@ -224,6 +224,14 @@ class Builder:
                    env: dict[str, str], logf: Path) -> kconfig.Verification:
         reqs = [r for f in frags for r in kconfig.parse_fragment(f)]
         old = (bdir / ".config").read_text() if (bdir / ".config").exists() else None
+        # The same fragments over the same Kconfig files give the same .config:
+        # then the three configuration steps (seconds each) are skipped.
+        stamp = bdir / "foliofarm-kconfig.key"
+        key = sha256_text(sha256_files(frags), kconfig.inputs_digest(source.tree))
+        if old is not None and stamp.is_file() and stamp.read_text() == f"{key} {sha256_text(old)}\n":
+            self.log(f"{bdir.name}: configuration inputs unchanged, .config kept")
+            return kconfig.verify(old, reqs, source.tree)
+        stamp.unlink(missing_ok=True)
         tmp = bdir / "foliofarm-kconfig"
         tmp.mkdir(exist_ok=True)
         self._make(source, tmp, env, logf, "allnoconfig", jobs_=1)
@@ -236,6 +244,7 @@ class Builder:
         verification = kconfig.verify(new, reqs, source.tree)
         if new != old:  # leave .config untouched when equal: make then rebuilds nothing
             (bdir / ".config").write_text(new)
+        stamp.write_text(f"{key} {sha256_text(new)}\n")
         return verification
 
     def _make(self, source: KernelSource, bdir: Path, env: dict[str, str], logf: Path,

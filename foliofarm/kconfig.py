@@ -4,6 +4,8 @@ scripts/kconfig/merge_config.sh, and verify every requested symbol in the final
 
 from __future__ import annotations
 
+import hashlib
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -61,6 +63,25 @@ def kconfig_symbols(tree: Path) -> dict[str, Path]:
             for m in KCONFIG_DEF_RE.finditer(path.read_text(errors="replace")):
                 found.setdefault("CONFIG_" + m.group(1), path)
     return found
+
+
+def inputs_digest(tree: Path) -> str:
+    """What the tree's configuration depends on besides the fragments and the
+    toolchain: every Kconfig file, the kconfig programs and the scripts Kconfig
+    runs ($(shell ...)). Equal digests give an equal .config, so a series that
+    touches none of them skips allnoconfig/merge_config.sh/olddefconfig."""
+    h = hashlib.sha256()
+    for d, dirs, files in os.walk(tree):
+        dirs[:] = sorted(x for x in dirs if not x.startswith("."))
+        rel = os.path.relpath(d, tree)
+        for f in sorted(files):
+            if f.startswith("Kconfig") or rel == "scripts/kconfig" or (
+                    rel == "scripts" and f.endswith(".sh")):
+                path = os.path.join(d, f)
+                h.update(os.path.join(rel, f).encode() + b"\0")
+                with open(path, "rb") as fh:
+                    h.update(hashlib.sha256(fh.read()).digest())
+    return h.hexdigest()
 
 
 def _depends_hint(symbol: str, defined_in: Path) -> str:

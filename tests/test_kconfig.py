@@ -83,3 +83,30 @@ def test_verify_optional_symbol_present_but_dropped_is_still_an_error(tmp_path):
 def test_project_fragments_parse():
     for frag in KERNEL_CONFIGS.glob("*.config"):
         assert kconfig.parse_fragment(frag), frag
+
+
+def test_configuration_inputs_digest_follows_kconfig_not_code(tmp_path):
+    """A series that edits code keeps the digest (the configuration steps are
+    skipped); one that edits a Kconfig file, the kconfig programs or a script
+    Kconfig runs changes it (they run again)."""
+    from foliofarm.kconfig import inputs_digest
+    files = {"Kconfig": "source \"mm/Kconfig\"\n", "mm/Kconfig": "config MMU\n\tbool\n",
+             "mm/filemap.c": "int x;\n", "scripts/kconfig/conf.c": "int main;\n",
+             "scripts/cc-version.sh": "echo 14\n", "scripts/Kconfig.include": "cc := gcc\n",
+             "scripts/checkpatch.pl": "1;\n"}
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    first = inputs_digest(tmp_path)
+    for name in ("mm/filemap.c", "scripts/checkpatch.pl"):
+        (tmp_path / name).write_text("changed\n")
+        assert inputs_digest(tmp_path) == first, name
+    for name in ("mm/Kconfig", "scripts/kconfig/conf.c", "scripts/cc-version.sh",
+                 "scripts/Kconfig.include"):
+        before = inputs_digest(tmp_path)
+        (tmp_path / name).write_text(files[name] + "# changed\n")
+        assert inputs_digest(tmp_path) != before, name
+    (tmp_path / "arch" / "arm64").mkdir(parents=True)
+    before = inputs_digest(tmp_path)
+    (tmp_path / "arch" / "arm64" / "Kconfig").write_text("config ARM64\n\tdef_bool y\n")
+    assert inputs_digest(tmp_path) != before
