@@ -447,6 +447,8 @@ def main(argv: list[str] | None = None) -> int:
     out_dir = args.out or args.run_dir[0]
     try:
         doc = merge(docs) if args.out is not None else docs[0]
+        if doc.get("sides") and args.out is None:
+            doc["verdicts"] = compare.verdicts(doc)   # a killed run's results.json has none yet
     except MergeError as exc:
         print(f"foliofarm report: {exc}", file=sys.stderr)
         return 2

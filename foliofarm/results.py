@@ -3,6 +3,7 @@ rewritten atomically after every check, so a killed run leaves what it had."""
 
 from __future__ import annotations
 
+import json
 import os
 import time
 import xml.etree.ElementTree as ET
@@ -12,7 +13,7 @@ from typing import Any
 from foliofarm.judge import compare
 from foliofarm.judge.checks import Outcome
 from foliofarm.matrix import Cell
-from foliofarm.util import write_atomic, write_json
+from foliofarm.util import write_atomic
 
 FAILING = {"fail"}
 ERRORS = {"error"}
@@ -112,13 +113,20 @@ class ResultsWriter:
     def finish(self, complete: bool) -> int:
         self.doc["complete"] = complete
         self.doc["finished"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-        self.flush()
+        self.flush(final=True)
         if self.doc.get("sides"):
             return compare.exit_code(self.doc, self.strict_style)
         return exit_code(self.doc)
 
-    def flush(self) -> None:
-        if self.doc.get("sides"):
+    def flush(self, final: bool = False) -> None:
+        """Rewrite results.json and junit.xml. After each check: compact, not
+        synced to the disk and without the verdicts, which are derived from the
+        cells (a killed run keeps every outcome; `foliofarm report` judges its
+        verdicts); a host crash may lose the last few. At the end of the run:
+        indented, with the verdicts, synced. (Every check's flush is a rewrite
+        of the whole file; judging and indenting each time cost seconds a run.)"""
+        if final and self.doc.get("sides"):
             self.doc["verdicts"] = compare.verdicts(self.doc)
-        write_json(self.dir / "results.json", self.doc)
-        write_atomic(self.dir / "junit.xml", junit_xml(self.doc))
+        write_atomic(self.dir / "results.json",
+                     json.dumps(self.doc, indent=2 if final else None) + "\n", durable=final)
+        write_atomic(self.dir / "junit.xml", junit_xml(self.doc), durable=final)

@@ -103,7 +103,7 @@ class Run:
             t0 = time.monotonic()
             paths = report.write(w.dir, w.doc)
             w.doc.setdefault("stages", {})["report_s"] = round(time.monotonic() - t0, 2)
-            w.flush()
+            w.flush(final=True)
             self.log(f"report: {paths[0]} and {paths[1]}")
         except Exception as exc:   # a report that fails to render must not hide the results
             self.log(f"report not written: {exc}", "red")

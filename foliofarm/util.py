@@ -96,9 +96,11 @@ def _umask() -> int:
 UMASK = _umask()
 
 
-def write_atomic(path: Path, data: str | bytes) -> None:
+def write_atomic(path: Path, data: str | bytes, durable: bool = True) -> None:
     """Write ``path`` so that a reader sees the old or the new content, never half,
-    with the permissions the user's umask gives a new file (mkstemp's are 0600)."""
+    with the permissions the user's umask gives a new file (mkstemp's are 0600).
+    ``durable``: on the disk before it replaces the old file (survives a host
+    crash); without it, still whole for any reader, and safe from a killed run."""
     path.parent.mkdir(parents=True, exist_ok=True)
     mode = "wb" if isinstance(data, bytes) else "w"
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
@@ -107,7 +109,8 @@ def write_atomic(path: Path, data: str | bytes) -> None:
         with os.fdopen(fd, mode) as f:
             f.write(data)
             f.flush()
-            os.fsync(f.fileno())
+            if durable:
+                os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -145,8 +148,8 @@ def sealed(path: Path, sample: bool = False) -> bool:
         return False
 
 
-def write_json(path: Path, obj: Any) -> None:
-    write_atomic(path, json.dumps(obj, indent=2, sort_keys=False) + "\n")
+def write_json(path: Path, obj: Any, durable: bool = True) -> None:
+    write_atomic(path, json.dumps(obj, indent=2, sort_keys=False) + "\n", durable)
 
 
 class StagingDir:

@@ -260,3 +260,23 @@ def test_a_move_a_second_series_boot_does_not_repeat_is_noise():
     assert [f["metric"] for f in r["changed"]] == ["max_folio_kb"] and r["verdict"] == "regression"
     d["verdicts"] = compare.verdicts(d)
     assert "Unconfirmed moves" in report.to_markdown(*report.build(d))
+
+
+def test_a_killed_runs_results_get_their_verdicts_from_report(tmp_path):
+    """Each check's flush leaves the verdicts out (they are judged from the
+    cells); `foliofarm report` on the results of a run killed before its end
+    judges them, and the end of a run writes them."""
+    from foliofarm.cli import main
+    from foliofarm.results import ResultsWriter
+    d = doc("neg-exec-text-4k")
+    w = ResultsWriter(tmp_path, ["foliofarm", "run"], run_id="killed")
+    w.doc.update({k: v for k, v in d.items() if k not in ("verdicts", "run_id", "complete")})
+    w.flush()
+    on_disk = json.loads((tmp_path / "killed" / "results.json").read_text())
+    assert "verdicts" not in on_disk and on_disk["cells"] == d["cells"]
+    assert main(["report", str(tmp_path / "killed")]) == 0
+    md = (tmp_path / "killed" / "report.md").read_text()
+    assert "## Verdicts" in md and "regression" in md
+    w.finish(complete=True)
+    final = json.loads((tmp_path / "killed" / "results.json").read_text())
+    assert [r["verdict"] for r in final["verdicts"]] == [r["verdict"] for r in d["verdicts"]]
