@@ -116,6 +116,11 @@ class Builder:
             "CROSS_COMPILE": CROSS_COMPILE,
             "CCACHE_DIR": str(self.cache / "ccache"),
             "CCACHE_MAXSIZE": os.environ.get("CCACHE_MAXSIZE", "5G"),
+            # Depend mode: a miss costs the compile alone, not the preprocessor
+            # run besides it (the kernel's -Wp,-MMD gives ccache the headers).
+            # Measured on fs/ext4 from scratch, cold ccache: ~1.02x a build
+            # without ccache, against ~1.3x in ccache's default mode.
+            "CCACHE_DEPEND": "1",
             # Fixed build identity: the same source builds the same Image (and hits ccache).
             "KBUILD_BUILD_USER": "foliofarm",
             "KBUILD_BUILD_HOST": "foliofarm",
