@@ -26,9 +26,12 @@ unit: setup
 integration: setup
 	$(VENV)/bin/pytest -ra -m integration $(PYTEST_ARGS) tests
 
-## bench: cold/warm run times, build overhead ratio, boot times; then every mutant
+## bench: warm, series and cold run times as ratios, build overhead, boot times,
+## where the time goes; then every mutant and every fault (hours: BENCH_ARGS=
+## without --cold leaves out the cold run and the raw makes)
+BENCH_ARGS ?= --cold
 bench: setup
-	$(VENV)/bin/python -m foliofarm.bench --results "$(RESULTS)/bench" $(ARGS)
+	$(VENV)/bin/python -m foliofarm.bench --results "$(RESULTS)/bench" $(BENCH_ARGS)
 	$(VENV)/bin/python -m foliofarm.mutants --results "$(RESULTS)/mutants"
 	$(VENV)/bin/python -m foliofarm.faults --results "$(RESULTS)/faults"
 
