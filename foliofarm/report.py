@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from foliofarm import schema
 from foliofarm.judge import compare
 from foliofarm.judge.compare import FIGURES
 from foliofarm.util import write_atomic, write_json
@@ -435,11 +436,11 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     docs = []
     for d in args.run_dir:
-        f = d / "results.json"
-        if not f.is_file():
-            print(f"foliofarm report: {f} does not exist", file=sys.stderr)
+        try:
+            docs.append(schema.load(d / "results.json"))
+        except schema.ResultsError as exc:
+            print(f"foliofarm report: {exc}", file=sys.stderr)
             return 2
-        docs.append(json.loads(f.read_text()))
     if len(docs) > 1 and args.out is None:
         print("foliofarm report: several results folders need --out DIR for the merged report",
               file=sys.stderr)

@@ -13,6 +13,7 @@ from typing import Any
 from foliofarm.judge import compare
 from foliofarm.judge.checks import Outcome
 from foliofarm.matrix import Cell
+from foliofarm.schema import SCHEMA_VERSION
 from foliofarm.util import write_atomic
 
 FAILING = {"fail"}
@@ -67,6 +68,7 @@ class ResultsWriter:
         tmp.symlink_to(self.run_id)
         os.replace(tmp, latest)
         self.doc: dict[str, Any] = {
+            "schema_version": SCHEMA_VERSION,
             "run_id": self.run_id,
             "command": command,
             "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),

@@ -1,0 +1,195 @@
+"""The shape of results.json, checked before anything reads a document back
+(`foliofarm report`, merging CI shards): a truncated, foreign or newer file is
+refused with one line naming the file and what is wrong, never a traceback
+deep in the report code.
+
+Documents written before results.json carried ``schema_version`` have the same
+shape as version 1 and are read as such."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Literal, Optional, Union
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from foliofarm.errors import UsageError
+
+SCHEMA_VERSION = 1
+
+Number = Union[int, float]
+# A figure: a number, a flag, text, a histogram (size -> count or share) or a
+# list of numbers (orders seen), or None where the guest could not measure it.
+Figure = Union[None, bool, int, float, str, dict[str, Number], list[Number]]
+OUTCOMES = ("pass", "fail", "xfail", "xpass", "skip", "error")
+
+
+class _Part(BaseModel):
+    # Fields a later version adds are kept, not refused.
+    model_config = ConfigDict(extra="allow")
+
+
+class CheckResult(_Part):
+    name: str
+    outcome: Literal[OUTCOMES]           # type: ignore[valid-type]
+    reason: str = ""
+    metrics: dict[str, Figure]
+    excerpt: str = ""
+
+
+class CellResult(_Part):
+    id: str
+    page_size: str
+    fs: str
+    kernel: str
+    checks: list[CheckResult]
+
+
+class KernelEntry(_Part):
+    page_size: str
+    kernel: str
+    side: Optional[str] = None
+    artifacts: Optional[str] = None
+    built_now: Optional[bool] = None
+    build_seconds: Optional[Number] = None
+    reproduce: Optional[str] = None
+    build_failed: Optional[bool] = None
+    error: Optional[str] = None
+
+
+class BootEntry(_Part):
+    page_size: str
+    kernel: str
+    console_log: Optional[str] = None
+    reused: Optional[str] = None
+    measured_by: Optional[str] = None
+    boot_seconds: Optional[Number] = None
+
+
+class Finding(_Part):
+    level: str
+    type: str
+    message: str
+    line: Union[int, str, None]
+
+
+class Checkpatch(_Part):
+    number: int
+    subject: str
+    errors: int
+    warnings: int
+    checks: int
+    findings: list[Finding]
+
+
+class EachCommit(_Part):
+    number: int
+    commit: str
+    subject: str
+    page_size: str
+    ok: bool
+    errors: str = ""
+
+
+class Side(_Part):
+    kernel: str
+    origin: str
+
+
+class Sides(_Part):
+    base: Side
+    series: Side
+
+
+class SeriesPatch(_Part):
+    number: int
+    subject: str
+    files: list[str]
+    name: Optional[str] = None
+
+
+class Series(_Part):
+    spec: Optional[str] = None
+    kind: Optional[str] = None
+    cover: Optional[str] = None
+    base_commit: Optional[str] = None
+    base_commit_note: Optional[str] = None
+    patches: list[SeriesPatch]
+    commits: list[str] = Field(default_factory=list)
+
+
+class Unconfirmed(_Part):
+    cell: str
+    check: str
+    metric: str
+
+
+class ErrorEntry(_Part):
+    stage: str
+    message: str
+
+
+class Results(_Part):
+    schema_version: int = SCHEMA_VERSION
+    run_id: str
+    command: list[str]
+    complete: bool
+    started: str
+    finished: Optional[str] = None
+    kernels: list[KernelEntry] = Field(default_factory=list)
+    boots: list[BootEntry] = Field(default_factory=list)
+    errors: list[ErrorEntry] = Field(default_factory=list)
+    cells: list[CellResult]
+    stages: dict[str, Number] = Field(default_factory=dict)
+    series: Optional[Series] = None
+    checkpatch: Optional[list[Checkpatch]] = None
+    each_commit: Optional[list[EachCommit]] = None
+    # cell -> check -> figure -> noise (inf where a move was not repeated)
+    noise: dict[str, dict[str, dict[str, Number]]] = Field(default_factory=dict)
+    sides: Optional[Sides] = None
+    unconfirmed: list[Unconfirmed] = Field(default_factory=list)
+    merged_from: list[str] = Field(default_factory=list)
+    # verdicts are judged again from the cells whenever a report is made
+
+
+class ResultsError(UsageError):
+    """A results.json the farm cannot read back."""
+
+
+def check(doc: Any, where: str) -> dict[str, Any]:
+    """``doc`` (parsed JSON) if it is a results document this farm can read;
+    else ResultsError with one line: the file and what is wrong."""
+    if not isinstance(doc, dict) or "cells" not in doc or "run_id" not in doc:
+        raise ResultsError(f"{where}: not a foliofarm results.json (no run_id and cells)")
+    version = doc.get("schema_version", SCHEMA_VERSION)
+    if not isinstance(version, int) or isinstance(version, bool):
+        raise ResultsError(f"{where}: schema_version {version!r} is not a number")
+    if version > SCHEMA_VERSION:
+        raise ResultsError(f"{where}: written by a newer foliofarm (schema {version}, this one "
+                           f"reads up to {SCHEMA_VERSION}): render it with that version")
+    try:
+        Results.model_validate(doc)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        path = ".".join(str(p) for p in first["loc"])
+        more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+        raise ResultsError(f"{where}: {path}: {first['msg']}{more}") from None
+    return doc
+
+
+def load(path: Path) -> dict[str, Any]:
+    """Read and check a results.json a user handed over."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ResultsError(f"{path} does not exist") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ResultsError(f"{path}: cannot read it as text ({exc})") from None
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        cut = text.lstrip()[:1] in ("{", "[") and exc.pos >= len(text.rstrip()) - 1
+        raise ResultsError(f"{path}: {'cut short' if cut else 'not JSON'} ({exc.msg} at line "
+                           f"{exc.lineno} column {exc.colno})") from None
+    return check(doc, str(path))

@@ -1,0 +1,103 @@
+"""results.json read back: a truncated, foreign, newer or damaged document gets
+one line naming the file and what is wrong (exit 2), never a traceback; every
+document the farm wrote is read."""
+
+import copy
+import json
+from pathlib import Path
+
+import pytest
+
+from foliofarm import report, schema
+
+DATA = Path(__file__).resolve().parent / "data" / "results"
+RECORDED = sorted(DATA.glob("*.json"))
+
+
+def paths(doc, prefix=(), depth=5):
+    """Every place in ``doc``, lists by their first element only."""
+    if depth == 0:
+        return
+    items = doc.items() if isinstance(doc, dict) else enumerate(doc[:1]) if isinstance(doc, list) else ()
+    for key, value in items:
+        here = (*prefix, key)
+        yield here
+        yield from paths(value, here, depth - 1)
+
+
+def mutated(doc, path, value):
+    d = copy.deepcopy(doc)
+    parent = d
+    for key in path[:-1]:
+        parent = parent[key]
+    if value is DELETE:
+        del parent[path[-1]]
+    else:
+        parent[path[-1]] = value
+    return d
+
+
+DELETE = object()
+
+
+def report_of(tmp_path, text, capsys):
+    (tmp_path / "results.json").write_text(text)
+    code = report.main([str(tmp_path)])
+    return code, capsys.readouterr().err
+
+
+@pytest.mark.parametrize("recorded", RECORDED, ids=lambda p: p.stem)
+def test_every_recorded_document_is_read(recorded, tmp_path, capsys):
+    code, err = report_of(tmp_path, recorded.read_text(), capsys)
+    assert code == 0, err
+
+
+@pytest.mark.parametrize("text,says", [
+    ("", "not JSON"),
+    ('{"run_id": "x", "cells": [', "cut short"),
+    ('[1, 2, 3]', "not a foliofarm results.json"),
+    ('{"name": "package.json", "version": "1.0"}', "not a foliofarm results.json"),
+    ('{"run_id": "x", "cells": [], "command": [], "complete": true, "schema_version": 99}',
+     "newer foliofarm"),
+    ('{"run_id": "x", "cells": {}, "command": [], "complete": true, "started": ""}',
+     "cells: Input should be a valid list"),
+    ("\u00ff", "not JSON"),
+    ('{"run_id": "x", "cells": [{"id": "4k-xfs-7.3"}], "command": [], "complete": true, "started": ""}',
+     "cells.0.page_size: Field required (and 3 more)"),
+])
+def test_bad_documents_get_one_line_and_exit_2(tmp_path, capsys, text, says):
+    code, err = report_of(tmp_path, text, capsys)
+    assert code == 2
+    assert err.count("\n") == 1 and str(tmp_path / "results.json") in err and says in err, err
+
+
+def test_bytes_that_are_not_text_are_refused(tmp_path, capsys):
+    (tmp_path / "results.json").write_bytes(b"\xff\xfe{\x00")
+    assert report.main([str(tmp_path)]) == 2
+    assert "cannot read it as text" in capsys.readouterr().err
+
+
+def test_a_cut_copy_of_a_real_document_is_refused_at_every_length(tmp_path, capsys):
+    text = RECORDED[0].read_text()
+    for n in range(0, len(text), max(1, len(text) // 40)):
+        code, err = report_of(tmp_path, text[:n], capsys)
+        assert code == 2 and "results.json" in err, (n, err)
+
+
+def test_one_damaged_field_anywhere_is_refused_or_read_never_a_traceback(tmp_path, capsys):
+    """Each place of recorded series documents, deleted or replaced by a value
+    of another type: the report is made (the field was optional or the value
+    fits) or refused with one line; no other exception."""
+    tried = refused = 0
+    for recorded in (DATA / "benign-4k.json", DATA / "no-build-4k.json"):
+        doc = json.loads(recorded.read_text())
+        for path in paths(doc):
+            for value in (DELETE, "x", None, []):
+                code, err = report_of(tmp_path, json.dumps(mutated(doc, path, value)), capsys)
+                tried += 1
+                assert code in (0, 2), (path, value, err)
+                if code == 2:
+                    refused += 1
+                    assert err.count("\n") == 1, err
+    assert tried > 400 and refused > 100
+    print(f"{tried} damaged documents, {refused} refused, the rest read")
