@@ -24,6 +24,34 @@ def positive_int(text: str) -> int:
     return n
 
 
+def positive_seconds(text: str) -> float:
+    try:
+        x = float(text)
+    except ValueError:
+        x = 0.0
+    if not x > 0 or x == float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds above 0")
+    return x
+
+
+def writable_dir(path: Path) -> Path:
+    """``path`` as a results folder: made if missing, refused (UsageError) if it
+    is not a folder or cannot be written, before anything is built."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        probe = path / f".foliofarm-write-test-{os.getpid()}"
+        probe.write_text("")
+        probe.unlink()
+    except FileExistsError:
+        raise UsageError(f"--results {path}: a file is in the way; name a folder") from None
+    except NotADirectoryError:
+        raise UsageError(f"--results {path}: part of the path is a file; name a folder") from None
+    except OSError as exc:
+        raise UsageError(f"--results {path}: cannot write there ({exc.strerror}); name a "
+                         "folder you can write") from None
+    return path
+
+
 def default_guests() -> int:
     return max(1, min(2, os.cpu_count() or 1))
 
@@ -69,7 +97,7 @@ def parser() -> argparse.ArgumentParser:
                      help="results folder; each run writes RESULTS/<run-id>/ and RESULTS/latest")
     run.add_argument("--accel", choices=("auto", "tcg", "kvm"), default="auto",
                      help="QEMU accelerator: kvm on arm64 hosts with /dev/kvm, else TCG")
-    run.add_argument("--boot-timeout", type=float, default=300, help="seconds to reach the guest shell")
+    run.add_argument("--boot-timeout", type=positive_seconds, default=300, help="seconds to reach the guest shell")
     run.add_argument("--guests", type=positive_int, default=default_guests(),
                      help="cells booted at once, each in its own TCG guest (default: the "
                           "host's cores, at most 2)")
@@ -153,6 +181,7 @@ def main(argv: list[str] | None = None) -> int:
             # Bad input is refused now, before anything is built or written.
             local = None if args.kernel.startswith("debian:") else Path(args.kernel).expanduser()
             series.load(args.series, local)
+        writable_dir(opts.results)     # last: a refused run leaves no folder behind
         return Run(opts).execute()
     except FarmError as exc:
         print(f"foliofarm: {exc}", file=sys.stderr)

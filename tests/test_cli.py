@@ -59,3 +59,33 @@ def test_readme_has_the_guarded_figures_table_as_the_data_says():
     from foliofarm.cli import figures_table
     readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
     assert figures_table() in readme, "README's guarded-figures table is stale: paste `foliofarm figures`"
+
+
+@pytest.mark.parametrize("case,argv,msg", [
+    ("guests zero", ["run", "--guests", "0"], "not a whole number of at least 1"),
+    ("guests text", ["run", "--guests", "two"], "not a whole number of at least 1"),
+    ("boot timeout negative", ["run", "--boot-timeout", "-5"], "not a number of seconds above 0"),
+    ("boot timeout nan", ["run", "--boot-timeout", "nan"], "not a number of seconds above 0"),
+    ("boot timeout text", ["run", "--boot-timeout", "soon"], "not a number of seconds above 0"),
+    ("accel", ["run", "--accel", "hvf"], "invalid choice"),
+    ("results is a file", ["run", "--results", "{file}"], "a file is in the way"),
+    ("results under a file", ["run", "--results", "{file}/sub"], "part of the path is a file"),
+    ("series dir of non-patches", ["run", "--series", "{dir}"], "has no .patch/.diff/.mbox"),
+    ("series fifo", ["run", "--series", "{fifo}"], "is not a file, a directory or a git range"),
+    ("series not a patch", ["run", "--series", "{file}"], "is not an mbox, a mail or a diff"),
+])
+def test_bad_option_values_exit_2_and_say_what_to_fix(case, argv, msg, tmp_path, capsys):
+    """Each option's bad value: exit 2 before anything is built, with what to fix."""
+    import os
+    (tmp_path / "notes.txt").write_text("not a patch\n")
+    (tmp_path / "dir").mkdir()
+    (tmp_path / "dir" / "README").write_text("hello\n")
+    os.mkfifo(tmp_path / "fifo")
+    fill = {"file": str(tmp_path / "notes.txt"), "dir": str(tmp_path / "dir"),
+            "fifo": str(tmp_path / "fifo")}
+    argv = [a.format(**fill) for a in argv]
+    if "--results" not in argv:
+        argv += ["--results", str(tmp_path / "results")]
+    assert main(argv) == 2, case
+    assert msg in capsys.readouterr().err, case
+    assert not (tmp_path / "results").exists() or not any((tmp_path / "results").iterdir())
