@@ -75,6 +75,10 @@ def _with_series(run: Sides, src: source.KernelSource, ser: series.Series, each_
                        "base_commit": ser.base_commit, "base_under_test": src.origin,
                        "patches": [{"number": p.number, "subject": p.subject, "name": p.name,
                                     "files": list(p.files + p.new_files)} for p in ser.patches]}
+    if ser.notes:
+        w.doc["series"]["intake_notes"] = list(ser.notes)
+        for n in ser.notes:
+            run.log(f"series intake: {n}", None)
     if note := series.base_commit_note(ser, src):
         w.doc["series"]["base_commit_note"] = note
         run.log(note, "yellow")

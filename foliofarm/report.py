@@ -172,6 +172,8 @@ def build(doc: dict[str, Any], plots: dict[tuple[str, str], bytes] | None = None
             s.blocks.append(("p", f"Cover letter: {ser['cover']}"))
         s.blocks.append(("table", ["#", "subject", "files"],
                          [[str(p["number"]), p["subject"], ", ".join(p["files"])] for p in ser["patches"]]))
+        for note in ser.get("intake_notes") or []:
+            s.blocks.append(("p", f"Intake: {note}."))
         if ser.get("base_commit_note"):
             s.blocks.append(("p", "Note: " + ser["base_commit_note"]))
         secs.append(s)

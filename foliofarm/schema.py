@@ -115,6 +115,7 @@ class Series(_Part):
     cover: Optional[str] = None
     base_commit: Optional[str] = None
     base_commit_note: Optional[str] = None
+    intake_notes: list[str] = Field(default_factory=list)
     patches: list[SeriesPatch]
     commits: list[str] = Field(default_factory=list)
 

@@ -1,8 +1,11 @@
 """Patch series: intake, checkpatch, and applying them with `git am`.
 
 A series comes as one of:
-- an mbox, as `git format-patch --stdout` or `b4 am` writes it (a cover letter,
-  `[PATCH 0/N]`, is skipped);
+- an mbox, as `git format-patch --stdout`, `b4 am` or `b4 mbox` (a whole list
+  thread) writes it, read by intake.mail as `git am` reads mail: replies are
+  left out, the latest version is taken in `[PATCH n/N]` order, and the cover
+  letter (`[PATCH 0/N]`, or `b4 am -o`'s NAME.cover beside NAME.mbx) names the
+  series and gives its base-commit;
 - a directory of patch files, in the order of a quilt `series` file if there is
   one, else by name;
 - a git range ``BASE..TIP`` in a local kernel tree (``--kernel PATH``).
@@ -14,9 +17,6 @@ on its original commit with no trace of the work branch.
 
 from __future__ import annotations
 
-import email
-import email.header
-import mailbox
 import re
 import subprocess
 import sys
@@ -26,18 +26,15 @@ from pathlib import Path
 from typing import Iterator
 
 from foliofarm import locks, sandbox
+from foliofarm.intake import mail
 from foliofarm.errors import InfraError, UsageError
 from foliofarm.source import GIT_IDENTITY, WORK_BRANCH, KernelSource
 from foliofarm.util import tmp_dir
-PATCH_SUFFIXES = (".patch", ".diff", ".mbox", ".mbx", ".eml")
+PATCH_SUFFIXES = (".patch", ".diff", ".mbox", ".mbx", ".eml", ".cover")
 MBOX_FROM = b"From foliofarm Mon Sep 17 00:00:00 2001\n"
 
-# A diff in a message body: git's header, or a unified diff's ---/+++ pair.
+# A diff in a headerless patch file: git's header, or a unified diff's ---/+++ pair.
 DIFF = re.compile(rb"^diff --git |^--- \S.*\n\+\+\+ \S", re.M)
-DIFF_FILES = re.compile(rb"^diff --git a/(\S+) b/(\S+)|^\+\+\+ b/(\S+)", re.M)
-NEW_FILE = re.compile(rb"^diff --git a/(\S+) b/\S+\n(?:(?:old|new) mode \d+\n)?new file mode", re.M)
-COVER = re.compile(r"\[[^\]]*?\b0+/\d+\s*\]")
-BASE_COMMIT = re.compile(rb"^base-commit: *([0-9a-f]{7,40})\s*$", re.M)
 
 
 @dataclass(frozen=True)
@@ -69,32 +66,9 @@ class Series:
         return what + (f" ({self.cover})" if self.cover else "")
 
 
-def _decode(value: str | None) -> str:
-    if not value:
-        return ""
-    parts = email.header.decode_header(value)
-    text = "".join(p.decode(c or "utf-8", "replace") if isinstance(p, bytes) else p for p, c in parts)
-    return re.sub(r"\s+", " ", text).strip()
-
-
-def subject_of(raw: bytes) -> str:
-    msg = email.message_from_bytes(raw)
-    return _decode(msg.get("Subject"))
-
-
 def strip_prefix(subject: str) -> str:
     """`[PATCH v2 3/7] mm: foo` -> `mm: foo`."""
     return re.sub(r"^(\[[^\]]*\]\s*)+", "", subject).strip()
-
-
-def _files(raw: bytes) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    files: list[str] = []
-    for m in DIFF_FILES.finditer(raw):
-        path = (m.group(1) or m.group(3)).decode(errors="replace")
-        if path not in files:
-            files.append(path)
-    new = tuple(m.group(1).decode(errors="replace") for m in NEW_FILE.finditer(raw))
-    return tuple(f for f in files if f not in new), new
 
 
 def _with_headers(raw: bytes, name: str) -> bytes:
@@ -108,46 +82,20 @@ def _with_headers(raw: bytes, name: str) -> bytes:
             f"{subject}\n---\n").encode() + raw
 
 
-def _messages(data: bytes, origin: str) -> list[bytes]:
-    """Split an mbox into raw messages (bytes exactly as written, no From line)."""
-    if not data.strip():
-        raise UsageError(f"{origin} is empty: expected patches as `git format-patch` or `b4 am` writes them")
-    if not data.startswith(b"From "):
-        # One message without an mbox From line (a mail saved on its own).
-        return [data]
-    with tmp_dir("mbox") as tmp:
-        (Path(tmp) / "in.mbox").write_bytes(data)
-        box = mailbox.mbox(str(Path(tmp) / "in.mbox"), create=False)
-        try:
-            out = [box.get_bytes(key) for key in box.keys()]
-        finally:
-            box.close()
-    return out
+def _patches(messages: list[tuple[str, bytes]], origin: str
+             ) -> tuple[list[Patch], str | None, str | None, list[str]]:
+    """Patches from (name, raw message) pairs, as intake.mail reads a thread.
+    Returns (patches, cover subject, base-commit, notes)."""
+    thread = mail.series_of([mail.read(raw, name) for name, raw in messages], origin)
+    patches = []
+    for k, m in enumerate(thread.patches, 1):
+        files, new = m.files()
+        patches.append(Patch(k, m.title or m.name, m.name, m.raw, files, new))
+    return patches, thread.cover.title if thread.cover else None, thread.base_commit, thread.notes
 
 
-def _patches(messages: list[tuple[str, bytes]], origin: str) -> tuple[list[Patch], str | None, str | None]:
-    """Patches from (name, raw message) pairs: cover letter skipped, every other
-    message must carry a diff. Returns (patches, cover subject, base-commit)."""
-    patches: list[Patch] = []
-    cover = None
-    base = None
-    for name, raw in messages:
-        if m := BASE_COMMIT.search(raw):
-            base = base or m.group(1).decode()
-        subject = subject_of(raw)
-        has_diff = bool(DIFF.search(raw))
-        if COVER.search(subject) and not has_diff:
-            cover = strip_prefix(subject)
-            continue
-        if not has_diff:
-            what = f"{name} ({subject!r})" if subject else name
-            raise UsageError(f"{what} in {origin} has no diff: it is not a patch. Remove it, or if it is "
-                             "a cover letter give it a [PATCH 0/N] subject")
-        files, new = _files(raw)
-        patches.append(Patch(len(patches) + 1, strip_prefix(subject) or name, name, raw, files, new))
-    if not patches:
-        raise UsageError(f"{origin} holds no patch (only a cover letter?): nothing to apply")
-    return patches, cover, base
+def _named(raws: list[bytes], name: str) -> list[tuple[str, bytes]]:
+    return [(f"{name} message {k}" if len(raws) > 1 else name, r) for k, r in enumerate(raws, 1)]
 
 
 def load(spec: str, tree: Path | None = None) -> Series:
@@ -156,25 +104,36 @@ def load(spec: str, tree: Path | None = None) -> Series:
     if not path.exists() and ".." in spec:
         return _load_range(spec, tree)
     if path.is_dir():
-        files = patch_files(path)
         msgs = []
-        for f in files:
-            raws = _messages(_with_headers(f.read_bytes(), f.name), str(f))
-            msgs += [(f.name if len(raws) == 1 else f"{f.name} message {k}", r)
-                     for k, r in enumerate(raws, 1)]
-        patches, cover, base = _patches(msgs, str(path))
-        return Series(spec, "directory", tuple(patches), base, cover)
+        for f in patch_files(path):
+            msgs += _named(mail.split(_with_headers(_read(f), f.name), str(f)), f.name)
+        patches, cover, base, notes = _patches(msgs, str(path))
+        return Series(spec, "directory", tuple(patches), base, cover, notes=tuple(notes))
     if path.is_file():
-        data = path.read_bytes()
-        data = _with_headers(data, path.name)
-        raws = _messages(data, str(path))
+        data = _with_headers(_read(path), path.name)
         if not data.startswith(b"From ") and not re.match(rb"[A-Za-z][A-Za-z0-9-]*: ", data):
+            if not data.strip():
+                mail.split(data, str(path))      # says it is empty
             raise UsageError(f"{path} is not an mbox, a mail or a diff: expected `git format-patch` "
                              "or `b4 am` output")
-        patches, cover, base = _patches([(f"message {k}" if len(raws) > 1 else path.name, r)
-                                         for k, r in enumerate(raws, 1)], str(path))
-        return Series(spec, "mbox", tuple(patches), base, cover)
+        msgs = []
+        # `b4 am -o DIR` writes the series as NAME.mbx and its cover letter
+        # (with the base-commit) beside it as NAME.cover
+        cover_file = path.with_suffix(".cover")
+        if path.suffix == ".mbx" and cover_file.is_file():
+            msgs += _named(mail.split(_read(cover_file), str(cover_file)), cover_file.name)
+        msgs += [(f"message {k}" if len(raws) > 1 else path.name, r)
+                 for raws in [mail.split(data, str(path))] for k, r in enumerate(raws, 1)]
+        patches, cover, base, notes = _patches(msgs, str(path))
+        return Series(spec, "mbox", tuple(patches), base, cover, notes=tuple(notes))
     raise UsageError(f"series {spec!r} is not a file, a directory or a git range BASE..TIP")
+
+
+def _read(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot read it ({exc.strerror})") from None
 
 
 def patch_files(path: Path) -> list[Path]:
@@ -221,8 +180,8 @@ def _load_range(spec: str, tree: Path | None) -> Series:
                           env=_env())
     if mbox.returncode:
         raise InfraError(f"git format-patch {spec} in {tree}: {mbox.stderr.decode().strip()}")
-    raws = _messages(mbox.stdout, spec)
-    patches, _, _ = _patches([(c[:12], r) for c, r in zip(commits, raws)], spec)
+    raws = mail.split(mbox.stdout, spec)
+    patches, _, _, _ = _patches([(c[:12], r) for c, r in zip(commits, raws)], spec)
     return Series(spec, "range", tuple(patches), base_rev=revs[base])
 
 
@@ -320,7 +279,7 @@ def _applied(src: KernelSource, ser: Series, tag: str) -> Iterator[Applied]:
             for p in ser.patches:
                 f = Path(tmp) / f"{p.number:04d}.mbox"
                 f.write_bytes(p.mbox())
-                am = _git(tree, "am", "-q", "--keep-cr", str(f), check=False,
+                am = _git(tree, "am", "-q", str(f), check=False,
                           sandboxed=[Path(tmp)])
                 if am.returncode:
                     _git(tree, "am", "--abort", check=False)

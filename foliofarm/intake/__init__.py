@@ -1,0 +1,1 @@
+"""What goes into a run: mail and series intake."""
