@@ -66,8 +66,8 @@ def parser() -> argparse.ArgumentParser:
     sub = ap.add_subparsers(dest="cmd", required=True)
     run = sub.add_parser("run", help="build, boot and check the matrix")
     run.add_argument("--kernel", default=d["kernel"],
-                     help=f"debian:X.Y ({', '.join(matrix.debian_kernels())}) or a path to a "
-                          f"kernel tree (default {d['kernel']})")
+                     help=f"debian:X.Y ({', '.join(matrix.debian_kernels())}), a path to a "
+                          f"kernel tree, or PATH@REF, a commit of a kernel git tree (default {d['kernel']})")
     run.add_argument("--page-sizes", default=",".join(d["page_sizes"]),
                      help=f"comma-separated, of {', '.join(matrix.page_sizes())}")
     run.add_argument("--fs", default=",".join(d["filesystems"]),

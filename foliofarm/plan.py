@@ -46,8 +46,10 @@ def compare(run: Sides, src: source.KernelSource, other_spec: str, kernel_spec: 
         raise UsageError(f"--compare {other_spec} is the same kernel version as --kernel "
                          f"{kernel_spec} ({src.label}); compare two versions, or use --series")
     set_sides(run, src, other)
-    ok = run.measure(src, "base")
-    return run.measure(other, "series") and ok
+    with source.checked_out(src, run.cache, run.log) as a:
+        ok = run.measure(a, "base")
+    with source.checked_out(other, run.cache, run.log) as b:
+        return run.measure(b, "series") and ok
 
 
 def with_series(run: Sides, src: source.KernelSource, spec: str, each_commit: bool) -> bool:
@@ -64,8 +66,8 @@ def with_series(run: Sides, src: source.KernelSource, spec: str, each_commit: bo
     if not src.versioned:
         raise UsageError(f"{src.tree} is not a git tree: a series needs one (git am)")
     with locks.tree(run.cache, source.worktree_dir(src, run.cache), exclusive=True, log=run.log):
-        return _with_series(run, source.worktree(src, run.cache, ser.base_rev or "HEAD"), ser,
-                            each_commit)
+        return _with_series(run, source.worktree(src, run.cache, ser.base_rev or src.ref or "HEAD"),
+                            ser, each_commit)
 
 
 def _with_series(run: Sides, src: source.KernelSource, ser: series.Series, each_commit: bool) -> bool:

@@ -85,7 +85,8 @@ class Run:
             elif o.series is not None:
                 complete = plan.with_series(self, src, o.series, o.each_commit)
             else:
-                complete = self.measure(src, side=None)
+                with source.checked_out(src, self.cache, self.log) as tree:
+                    complete = self.measure(tree, side=None)
         except UsageError as exc:
             w.add("errors", {"stage": "input", "message": str(exc)})
             self.ui.print(Text("error: ", style="red") + Text(str(exc)))

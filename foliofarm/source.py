@@ -7,8 +7,10 @@ import re
 import shutil
 import subprocess
 import sys
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterator
 
 from foliofarm import locks, matrix
 from foliofarm.apt import PrivateApt
@@ -32,6 +34,7 @@ class KernelSource:
     version: str       # "7.3.4" from the Makefile
     origin: str        # "linux-source-7.3 7.3.4-1~bpo13+1" or the path
     tag: str = ""      # "series" when a series is applied
+    ref: str = ""      # PATH@REF: the commit to build, checked out in a worktree (checked_out)
 
     @property
     def xy(self) -> str:
@@ -68,8 +71,12 @@ def _git(tree: Path, *args: str) -> str:
     return run(["git", "-C", str(tree), *args], what="git").stdout.decode()
 
 
-def makefile_version(tree: Path) -> str:
-    text = (tree / "Makefile").read_text(errors="replace")[:2000]
+def makefile_version(tree: Path, ref: str = "") -> str:
+    """X.Y.Z from the tree's top Makefile (at ``ref``, if given)."""
+    if ref:
+        text = _git(tree, "show", f"{ref}:Makefile")[:2000]
+    else:
+        text = (tree / "Makefile").read_text(errors="replace")[:2000]
     parts = {}
     for key in ("VERSION", "PATCHLEVEL", "SUBLEVEL"):
         m = re.search(rf"^{key}\s*=\s*(\d*)", text, re.M)
@@ -81,26 +88,59 @@ def valid_specs() -> list[str]:
     return [f"debian:{v}" for v in matrix.debian_kernels()] + ["PATH (a kernel git tree or unpacked source)"]
 
 
+def split_spec(spec: str) -> tuple[Path, str]:
+    """PATH or PATH@REF -> (path, ref or ""). A path that exists with an @ in
+    its name is a path."""
+    path = Path(spec).expanduser()
+    if path.exists() or "@" not in spec:
+        return path, ""
+    where, _, ref = spec.rpartition("@")
+    return Path(where).expanduser(), ref
+
+
 def validate_spec(spec: str) -> None:
     """Raise UsageError for a --kernel value that names nothing we can build."""
     if spec.startswith("debian:"):
         if spec.split(":", 1)[1] not in matrix.debian_kernels():
             raise UsageError(f"unknown kernel {spec!r}; valid: {', '.join(valid_specs())}")
         return
-    path = Path(spec).expanduser()
+    path, ref = split_spec(spec)
     if not path.exists():
-        raise UsageError(f"unknown kernel {spec!r}: not a path; valid: {', '.join(valid_specs())}")
+        raise UsageError(f"unknown kernel {spec!r}: not a path; valid: {', '.join(valid_specs())}, "
+                         "or PATH@REF (a commit of a kernel git tree)")
     if not (path / "Makefile").is_file() or not (path / "arch" / "arm64").is_dir():
         raise UsageError(f"{path} is not a kernel tree (no Makefile or arch/arm64)")
+    if ref:
+        if not (path / ".git").exists():
+            raise UsageError(f"{spec}: {path} is not a git tree, so it has no {ref!r} to build")
+        if subprocess.run(["git", "-C", str(path), "rev-parse", "--verify", "-q", f"{ref}^{{commit}}"],
+                          capture_output=True, check=False).returncode:
+            raise UsageError(f"{spec}: {ref!r} does not resolve to a commit in {path}")
 
 
 def resolve(spec: str, cache: Path) -> KernelSource:
-    """Turn a --kernel value into a ready source tree, fetching it if needed."""
+    """Turn a --kernel value into a ready source tree, fetching it if needed.
+    PATH@REF names the tree and the commit; checked_out() gives the worktree
+    where that commit is built."""
     validate_spec(spec)
     if spec.startswith("debian:"):
         return _debian(spec.split(":", 1)[1], cache)
-    path = Path(spec).expanduser().resolve()
-    return KernelSource(spec=spec, tree=path, version=makefile_version(path), origin=str(path))
+    path, ref = split_spec(spec)
+    path = path.resolve()
+    return KernelSource(spec=spec, tree=path, version=makefile_version(path, ref),
+                        origin=f"{path} at {ref}" if ref else str(path), ref=ref)
+
+
+@contextmanager
+def checked_out(src: KernelSource, cache: Path, log=None) -> Iterator[KernelSource]:
+    """The tree to build ``src`` from: itself, or for PATH@REF a worktree of
+    PATH in the cache at REF, held (exclusive) while the caller builds and
+    boots it, so that no other run checks out something else there meanwhile."""
+    if not src.ref:
+        yield src
+        return
+    with locks.tree(cache, worktree_dir(src, cache), exclusive=True, log=log):
+        yield worktree(src, cache, src.ref)
 
 
 def _debian(ver: str, cache: Path) -> KernelSource:
@@ -198,4 +238,5 @@ def worktree(src: KernelSource, cache: Path, rev: str) -> KernelSource:
         subprocess.run(["git", "-C", str(wt), "am", "--abort"], capture_output=True, check=False)
         run(["git", "-C", str(wt), "checkout", "-q", "-f", "--detach", commit], what="git checkout")
     return KernelSource(spec=src.spec, tree=wt, version=makefile_version(wt),
-                        origin=f"{src.tree} at {commit[:12]}")
+                        origin=f"{src.tree} at {rev} ({commit[:12]})" if rev not in ("HEAD", commit)
+                        else f"{src.tree} at {commit[:12]}")

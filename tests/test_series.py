@@ -260,3 +260,30 @@ def test_local_tree_series_go_to_a_worktree_in_the_cache(tree, tmp_path):
     again = source.worktree(local, tmp_path / "cache", "HEAD")
     assert again.tree == wt.tree
     assert snapshot(tree) == before
+
+
+def test_a_local_tree_at_a_ref_is_built_from_a_worktree_at_that_commit(tmp_path):
+    """--kernel PATH@REF: REF's version and content, checked out in a worktree
+    in the cache; the developer's checkout stays as it was."""
+    t = tmp_path / "linux"
+    (t / "arch" / "arm64").mkdir(parents=True)
+    (t / "arch" / "arm64" / "Kconfig").write_text("config ARM64\n")
+    (t / "Makefile").write_text("VERSION = 7\nPATCHLEVEL = 2\nSUBLEVEL = 0\n")
+    git(t, "init", "-q", "-b", "main")
+    git(t, "add", "-A")
+    git(t, "commit", "-q", "-m", "v7.2")
+    git(t, "tag", "v7.2")
+    (t / "Makefile").write_text("VERSION = 7\nPATCHLEVEL = 3\nSUBLEVEL = 0\n")
+    git(t, "commit", "-q", "-am", "v7.3")
+    before = series.tree_snapshot(t)
+    src = source.resolve(f"{t}@v7.2", tmp_path / "cache")
+    assert src.ref == "v7.2" and src.label == "7.2" and "v7.2" in src.origin
+    with source.checked_out(src, tmp_path / "cache") as wt:
+        assert wt.tree != t and wt.tree.is_relative_to(tmp_path / "cache")
+        assert "PATCHLEVEL = 2" in (wt.tree / "Makefile").read_text() and wt.label == "7.2"
+    assert series.tree_snapshot(t) == before
+    plain = source.resolve(str(t), tmp_path / "cache")
+    with source.checked_out(plain, tmp_path / "cache") as same:
+        assert same.tree == t and same.label == "7.3"
+    with pytest.raises(UsageError, match="does not resolve to a commit"):
+        source.validate_spec(f"{t}@no-such-ref")
