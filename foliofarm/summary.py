@@ -44,10 +44,20 @@ def short(v: Any) -> str:
     return str(v)
 
 
-def print_table(doc: dict[str, Any], names: list[str]) -> None:
+# Below this many columns (a CI log is 80) the cells table leaves the figures
+# out: one row per cell with its counts and whatever did not pass.
+WIDE = 160
+
+
+def print_table(doc: dict[str, Any], names: list[str], console: Console | None = None) -> None:
+    console = console or Console()
     names = [*names, "console"]
+    id_width = max((len(c["id"]) for c in doc["cells"]), default=4)
+    if console.width < WIDE:
+        console.print(narrow_table(doc, names, id_width))
+        return
     table = Table(title=f"foliofarm {doc['run_id']}")
-    table.add_column("cell", no_wrap=True)
+    table.add_column("cell", no_wrap=True, min_width=id_width)
     for n in names:
         table.add_column(n)
     for cell in doc["cells"]:
@@ -62,7 +72,24 @@ def print_table(doc: dict[str, Any], names: list[str]) -> None:
                             if k in c["metrics"])
             row.append(f"[{OUTCOME_COLOUR.get(c['outcome'], 'white')}]{c['outcome']}[/] {figs}".strip())
         table.add_row(*row)
-    Console().print(table)
+    console.print(table)
+
+
+def narrow_table(doc: dict[str, Any], names: list[str], id_width: int) -> Table:
+    """Cells x outcomes for a narrow log: cell ids whole, counts, and each
+    check that did not pass with its outcome."""
+    table = Table(title=f"foliofarm {doc['run_id']}")
+    table.add_column("cell", no_wrap=True, min_width=id_width)
+    table.add_column("passed", no_wrap=True)
+    table.add_column("not passed (check: outcome)", overflow="fold")
+    for cell in doc["cells"]:
+        by_name = {c["name"]: c for c in cell["checks"]}
+        ran = [by_name[n] for n in names if n in by_name]
+        passed = sum(c["outcome"] == "pass" for c in ran)
+        others = ", ".join(f"{c['name']}: [{OUTCOME_COLOUR.get(c['outcome'], 'white')}]{c['outcome']}[/]"
+                           for c in ran if c["outcome"] != "pass")
+        table.add_row(cell["id"], f"{passed}/{len(ran)}", others or "-")
+    return table
 
 
 def changed_text(r: dict[str, Any], limit: int = 6) -> str:
@@ -74,14 +101,18 @@ def changed_text(r: dict[str, Any], limit: int = 6) -> str:
     return ", ".join(parts)
 
 
-def print_verdicts(doc: dict[str, Any]) -> None:
+def print_verdicts(doc: dict[str, Any], console: Console | None = None) -> None:
     sides = doc["sides"]
     table = Table(title=f"{sides['base']['kernel']} -> {sides['series']['kernel']}: verdicts "
                         "(! marks a figure that moved the wrong way)")
+    rows = doc.get("verdicts", [])
+    widths = {"cell": max((len(f"{r['page_size']}-{r['fs']}") for r in rows), default=4),
+              "check": max((len(r["check"]) for r in rows), default=5), "verdict": 12}
     for col in ("cell", "check", "verdict", "figures that moved (base -> series)"):
-        table.add_column(col, no_wrap=col != "figures that moved (base -> series)")
+        table.add_column(col, no_wrap=col in widths, min_width=widths.get(col),
+                         overflow="fold")
     for r in doc.get("verdicts", []):
         detail = changed_text(r) or ("same" if r["verdict"] == "pass" else r["series_reason"][:120])
         table.add_row(f"{r['page_size']}-{r['fs']}", r["check"],
                       f"[{VERDICT_COLOUR.get(r['verdict'], 'white')}]{r['verdict']}[/]", detail)
-    Console().print(table)
+    (console or Console()).print(table)
