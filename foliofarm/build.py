@@ -21,11 +21,11 @@ from pathlib import Path
 from typing import Callable
 
 from foliofarm import hosttools, kconfig, locks, matrix, sandbox
-from foliofarm.errors import BuildError, InfraError
+from foliofarm.errors import BuildError, InfraError, UsageError
 from foliofarm.paths import KERNEL_CONFIGS, VMTESTS
 from foliofarm.source import KernelSource
 from foliofarm.util import (StagingDir, check_free_space, clean_stale_staging, file_digest, is_enospc,
-                            run, sha256_files, sha256_text, write_json)
+                            run, sha256_files, sha256_text, write_atomic, write_json)
 
 CROSS_COMPILE = "aarch64-linux-gnu-"
 # The guest's kernel modules: the page-table probe every boot loads, and the
@@ -73,22 +73,48 @@ def toolchain_id() -> str:
     return out.splitlines()[0]
 
 
-def jobs() -> int:
+def jobs_default() -> int:
     return int(os.environ.get("FOLIOFARM_JOBS", os.cpu_count() or 2))
 
 
+EXTRA_ITEM = re.compile(r"^CONFIG_[A-Za-z0-9_]+=(?:y|m|n|-?\d+|0x[0-9a-fA-F]+|\"[^\"]*\")$")
+
+
+def extra_fragment(cache: Path, items: list[str]) -> Path | None:
+    """`-K CONFIG_FOO=y` items as a fragment of their own (in the cache, named by
+    its content), merged after the others and verified like them."""
+    if not items:
+        return None
+    bad = [i for i in items if not EXTRA_ITEM.match(i)]
+    if bad:
+        raise UsageError(f"-K {bad[0]!r}: write it CONFIG_NAME=VALUE (y, m, n, a number or a "
+                         "quoted string)")
+    text = "# -K on the command line\n" + "".join(f"{i}\n" for i in items)
+    f = cache / "fragments" / f"extra-{sha256_text(text)[:16]}.config"
+    if not f.is_file():
+        f.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(f, text)
+    return f
+
+
 class Builder:
-    def __init__(self, cache: Path, log: Callable[[str], None] = lambda s: None) -> None:
+    def __init__(self, cache: Path, log: Callable[[str], None] = lambda s: None,
+                 jobs: int | None = None, extra: Path | None = None) -> None:
         self.cache = cache
         self.log = log
         self.toolchain = toolchain_id()
+        self.jobs = jobs or jobs_default()
+        self.extra = extra          # the -K fragment, if any
+
+    def fragments(self, page: matrix.PageSize, variant: str) -> list[Path]:
+        return fragments(page, variant) + ([self.extra] if self.extra else [])
 
     def artifact_dir(self, source: KernelSource, page: matrix.PageSize, variant: str) -> Path | None:
         """Where the artifacts of this (tree content, config, toolchain, probe) live;
         None for a tree without git, whose content only make can judge."""
         if not source.versioned:
             return None
-        config_key = sha256_files(fragments(page, variant))[:16]
+        config_key = sha256_files(self.fragments(page, variant))[:16]
         probe_key = sha256_files([VMTESTS / n for n in PROBE_SOURCES])[:8]
         tc_key = sha256_text(self.toolchain)[:8]
         state = sha256_text(source.state())[:16]
@@ -131,7 +157,7 @@ class Builder:
 
     def make_argv(self, source: KernelSource, bdir: Path, *targets: str) -> list[str]:
         cc = f"ccache {CROSS_COMPILE}gcc" if shutil.which("ccache") else f"{CROSS_COMPILE}gcc"
-        return ["make", "-C", str(source.tree), f"O={bdir}", f"-j{jobs()}", f"CC={cc}",
+        return ["make", "-C", str(source.tree), f"O={bdir}", f"-j{self.jobs}", f"CC={cc}",
                 *targets]
 
     def sandboxed(self, source: KernelSource, bdir: Path, argv: list[str], cwd: Path | None = None,
@@ -144,7 +170,7 @@ class Builder:
     def build(self, source: KernelSource, page: matrix.PageSize, variant: str = "default"
               ) -> Artifacts:
         hosttools.require("make", "gcc", "flex", "bison", "bc", "perl")
-        frags = fragments(page, variant)
+        frags = self.fragments(page, variant)
         missing = [f for f in frags if not f.is_file()]
         if missing:
             raise InfraError(f"missing Kconfig fragment(s): {', '.join(map(str, missing))}")

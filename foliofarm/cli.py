@@ -52,6 +52,22 @@ def writable_dir(path: Path) -> Path:
     return path
 
 
+def version() -> str:
+    """The package version, and the commit of the checkout it runs from."""
+    from importlib.metadata import PackageNotFoundError, version as pkg_version
+    try:
+        v = pkg_version("foliofarm")
+    except PackageNotFoundError:
+        v = "unknown"
+    if (ROOT / ".git").exists():
+        import subprocess
+        p = subprocess.run(["git", "-C", str(ROOT), "describe", "--always", "--dirty"],
+                           capture_output=True, text=True, check=False)
+        if p.returncode == 0:
+            v += f" ({p.stdout.strip()})"
+    return v
+
+
 def default_guests() -> int:
     return max(1, min(2, os.cpu_count() or 1))
 
@@ -63,6 +79,7 @@ def parser() -> argparse.ArgumentParser:
         description="Build arm64 kernels for 4K/16K/64K pages, boot them under QEMU with "
                     "ext4/XFS/EROFS images and check what the kernel did with folios, "
                     "contpte and readahead.")
+    ap.add_argument("--version", action="version", version=f"foliofarm {version()}")
     sub = ap.add_subparsers(dest="cmd", required=True)
     run = sub.add_parser("run", help="build, boot and check the matrix")
     run.add_argument("--kernel", default=d["kernel"],
@@ -98,6 +115,19 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--accel", choices=("auto", "tcg", "kvm"), default="auto",
                      help="QEMU accelerator: kvm on arm64 hosts with /dev/kvm, else TCG")
     run.add_argument("--boot-timeout", type=positive_seconds, default=300, help="seconds to reach the guest shell")
+    run.add_argument("--cells", default=None, metavar="GLOB,...",
+                     help="only these cells, as page-fs names or globs: 64k-*, *-xfs, 4k-ext4 "
+                          "(within --page-sizes and --fs)")
+    run.add_argument("--dry-run", action="store_true",
+                     help="say which cells, builds and boots the run would do, and stop")
+    run.add_argument("--jobs", type=positive_int, default=None,
+                     help="make -j for the kernel builds (default: the host's cores)")
+    run.add_argument("--cpus", type=positive_int, default=1, help="vCPUs of each guest (default 1)")
+    run.add_argument("--memory", type=positive_int, default=2048, metavar="MB",
+                     help="memory of each guest in MB (default 2048)")
+    run.add_argument("-K", dest="extra_config", action="append", default=[], metavar="CONFIG_FOO=y",
+                     help="an extra kernel config item, merged after the fragments and verified "
+                          "like them (repeatable)")
     run.add_argument("--guests", type=positive_int, default=default_guests(),
                      help="cells booted at once, each in its own TCG guest (default: the "
                           "host's cores, at most 2)")
@@ -153,10 +183,21 @@ def main(argv: list[str] | None = None) -> int:
             from foliofarm import report
             return report.main([*map(str, args.run_dir)] + (["--out", str(args.out)] if args.out else []))
         from foliofarm.runner import Run, RunOptions
+        pages = matrix.select_page_sizes(args.page_sizes)
+        filesystems = matrix.select_filesystems(args.fs)
+        cells = None
+        if args.cells is not None:
+            pages, filesystems, cells = matrix.select_cells(args.cells, pages, filesystems)
         opts = RunOptions(
             kernel=args.kernel,
-            page_sizes=matrix.select_page_sizes(args.page_sizes),
-            filesystems=matrix.select_filesystems(args.fs),
+            page_sizes=pages,
+            filesystems=filesystems,
+            cells=cells,
+            jobs=args.jobs,
+            cpus=args.cpus,
+            memory_mb=args.memory,
+            extra_config=args.extra_config,
+            dry_run=args.dry_run,
             checks=checks.select(args.checks),
             results=args.results.resolve(),
             variant=matrix.select_variant(args.variant),
@@ -181,6 +222,13 @@ def main(argv: list[str] | None = None) -> int:
             # Bad input is refused now, before anything is built or written.
             local = None if args.kernel.startswith("debian:") else Path(args.kernel).expanduser()
             series.load(args.series, local)
+        from foliofarm.build import EXTRA_ITEM
+        bad = [i for i in args.extra_config if not EXTRA_ITEM.match(i)]
+        if bad:
+            raise UsageError(f"-K {bad[0]!r}: write it CONFIG_NAME=VALUE (y, m, n, a number or "
+                             "a quoted string)")
+        if args.dry_run:
+            return Run(opts).dry_run()
         writable_dir(opts.results)     # last: a refused run leaves no folder behind
         return Run(opts).execute()
     except FarmError as exc:

@@ -91,3 +91,24 @@ def select_filesystems(requested: str | list[str]) -> list[Filesystem]:
 def select_variant(requested: str) -> str:
     _pick("variant", requested, variants())
     return requested
+
+
+def select_cells(globs: str, pages: list[PageSize], filesystems_: list[Filesystem]
+                 ) -> tuple[list[PageSize], list[Filesystem], set[str]]:
+    """--cells: globs over "page-fs" names (`64k-*`, `*-xfs`, `4k-ext4`), within
+    the page sizes and filesystems selected. Returns the page sizes and
+    filesystems that have a cell, and the cells' names; a glob that matches no
+    cell is a usage error listing the cells there are."""
+    import fnmatch
+    names = [f"{p.name}-{f.name}" for p in pages for f in filesystems_]
+    wanted = [g.strip().lower() for g in globs.split(",") if g.strip()]
+    if not wanted:
+        raise UsageError(f"--cells names no cell; cells: {', '.join(names)}")
+    chosen: set[str] = set()
+    for g in wanted:
+        hit = fnmatch.filter(names, g)
+        if not hit:
+            raise UsageError(f"--cells {g!r} matches no cell; cells: {', '.join(names)}")
+        chosen.update(hit)
+    return ([p for p in pages if any(n.startswith(f"{p.name}-") for n in chosen)],
+            [f for f in filesystems_ if any(n.endswith(f"-{f.name}") for n in chosen)], chosen)

@@ -43,6 +43,8 @@ class Context:
     log: Callable[[str, str | None], None]
     status: Callable[[str], Any]
     guests: int = 1          # cells booted at once (one TCG guest keeps about one core busy)
+    cpus: int = 1            # each guest's vCPUs
+    memory_mb: int = 2048    # and memory
 
 
 @dataclass
@@ -61,7 +63,7 @@ def machine(ctx: Context, k: Kernel, cells: list[Cell], outbox: Path | None = No
                    disks={c.fs.name: k.disks[c.fs.name] for c in cells},
                    scratch={f"{c.fs.name}-rw": k.disks[c.fs.name] for c in cells
                             if c.fs.rw_mount_options},
-                   accel=ctx.accel, outbox=outbox)
+                   accel=ctx.accel, outbox=outbox, cpus=ctx.cpus, memory_mb=ctx.memory_mb)
 
 
 def baseline_path(ctx: Context, k: Kernel) -> Path:
@@ -72,7 +74,8 @@ def baseline_path(ctx: Context, k: Kernel) -> Path:
             for c in ctx.checks]
     key = sha256_text(k.arts.dir.name, k.initrd.name,
                       repr(sorted((c.fs.name, str(k.disks[c.fs.name])) for c in k.cells)),
-                      repr(defs), ctx.accel, str(ctx.boot_timeout), BOOT_LAYOUT)[:20]
+                      repr(defs), ctx.accel, str(ctx.boot_timeout), BOOT_LAYOUT,
+                      f"{ctx.cpus} cpus {ctx.memory_mb} MB")[:20]
     return ctx.cache / "baseline" / f"{k.arts.dir.name[:60]}-{key}.json"
 
 

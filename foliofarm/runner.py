@@ -16,7 +16,7 @@ from rich.console import Console
 from rich.text import Text
 
 from foliofarm import hosttools, images, matrix, measure, plan, report, rootfs, source, summary
-from foliofarm.build import Artifacts, Builder
+from foliofarm.build import Artifacts, Builder, extra_fragment
 from foliofarm.errors import BuildError, FarmError, UsageError
 from foliofarm.guest.qemu import QEMU
 from foliofarm.judge.checks import Check, Outcome
@@ -41,6 +41,12 @@ class RunOptions:
     accel: str = "auto"
     boot_timeout: float = 300
     guests: int = 1                  # cells booted at once
+    cells: set[str] | None = None    # --cells: "page-fs" names; None: every page x fs
+    jobs: int | None = None          # make -j (default: the host's cores)
+    cpus: int = 1                    # guest vCPUs
+    memory_mb: int = 2048            # guest memory
+    extra_config: list[str] = field(default_factory=list)   # -K CONFIG_FOO=y
+    dry_run: bool = False
     command: list[str] = field(default_factory=list)
 
 
@@ -78,7 +84,8 @@ class Run:
             with self.ui.status("making disk images"):
                 disks = {fs.name: images.image(self.cache, fs.name) for fs in o.filesystems}
             w.doc.setdefault("stages", {})["images_s"] = round(time.monotonic() - t0, 2)
-            self.builder = Builder(self.cache, log=self.log)
+            self.builder = Builder(self.cache, log=self.log, jobs=o.jobs,
+                                   extra=extra_fragment(self.cache, o.extra_config))
             self.disks = disks
             if o.compare is not None:
                 complete = plan.compare(self, src, o.compare, o.kernel)
@@ -112,6 +119,48 @@ class Run:
             code = 2
         self.log(f"results: {w.dir / 'results.json'} (exit {code})")
         return code
+
+    def dry_run(self) -> int:
+        """What the run would do, from what is cached now; nothing is fetched,
+        built, booted or written."""
+        o = self.opts
+        say = self.ui.print
+        sides = [("base", o.kernel), ("series", f"{o.kernel} + {o.series}")] if o.series else \
+            [("base", o.kernel), ("series", o.compare)] if o.compare else [("", o.kernel)]
+        tree = None
+        if o.kernel.startswith("debian:"):
+            pkg = f"linux-source-{o.kernel.split(':', 1)[1]}"
+            found = sorted((self.cache / "src").glob(f"{pkg}_*/linux")) if (self.cache / "src").is_dir() else []
+            if found:
+                tree = source.KernelSource(spec=o.kernel, tree=found[-1],
+                                           version=source.makefile_version(found[-1]), origin=pkg)
+            say(f"kernel {o.kernel}: " + (f"source cached at {found[-1]}" if found else f"would fetch {pkg}"))
+        else:
+            tree = source.resolve(o.kernel, self.cache)
+            say(f"kernel {o.kernel}: {tree.origin}")
+        builder = Builder(self.cache, jobs=o.jobs, extra=extra_fragment(self.cache, o.extra_config))
+        cells = [f"{p.name}-{f.name}" for p in o.page_sizes for f in o.filesystems
+                 if o.cells is None or f"{p.name}-{f.name}" in o.cells]
+        for side, what in sides:
+            for page in o.page_sizes:
+                n = sum(c.startswith(f"{page.name}-") for c in cells)
+                if side == "series" and o.series:
+                    build = "would build (base + series)"
+                elif tree is not None and tree.versioned and not tree.ref and \
+                        builder.is_cached(tree, page, o.variant):
+                    build = "cached"
+                else:
+                    build = "would build"
+                say(f"{side or 'run'} {what} {page.name}: kernel {build}; {n} cell(s), one boot each"
+                    + (" (saved clean measurements reused unless --fresh)" if side != "series" else ""))
+        say(f"cells: {', '.join(cells)}")
+        say(f"checks: {', '.join(c.name for c in o.checks)}; {o.guests} guest(s) at a time, "
+            f"{o.cpus} vCPU(s) and {o.memory_mb} MB each, make -j{builder.jobs}"
+            + (f", extra config {' '.join(o.extra_config)}" if o.extra_config else ""))
+        if o.series or o.compare:
+            say("the base is booted twice for the noise of each figure unless a second clean "
+                "boot is saved; the series side boots again for figures that moved")
+        return 0
 
     # -- one kernel, every page size ----------------------------------------------
 
@@ -149,7 +198,8 @@ class Run:
                    src: source.KernelSource, page: matrix.PageSize, side: str | None) -> bool:
         w = self.writer
         label = plan.label(src, self.variant)
-        cells = [Cell(page, fs, label) for fs in self.opts.filesystems]
+        cells = [Cell(page, fs, label) for fs in self.opts.filesystems
+                 if self.opts.cells is None or f"{page.name}-{fs.name}" in self.opts.cells]
         entry: dict[str, Any] = {"page_size": page.name, "kernel": label, "side": side}
         arts, initrd, exc = built
         if isinstance(exc, BuildError):
@@ -163,6 +213,8 @@ class Run:
             self._error_cells(cells, f"build failed: {exc}")
             return False
         meta = arts.meta()
+        if self.opts.extra_config:
+            entry["extra_config"] = list(self.opts.extra_config)
         entry.update(artifacts=str(arts.dir), built_now=arts.built,
                      build_seconds=meta.get("seconds"), reproduce=meta.get("reproduce"),
                      absent_optional=meta.get("absent_optional", []))
@@ -180,7 +232,8 @@ class Run:
     def _context(self) -> measure.Context:
         return measure.Context(writer=self.writer, cache=self.cache, checks=self.opts.checks,
                                accel=self.opts.accel, boot_timeout=self.opts.boot_timeout,
-                               log=self.log, status=self.ui.status, guests=self.opts.guests)
+                               log=self.log, status=self.ui.status, guests=self.opts.guests,
+                               cpus=self.opts.cpus, memory_mb=self.opts.memory_mb)
 
     def _error_cells(self, cells: list[Cell], message: str) -> None:
         for cell in cells:

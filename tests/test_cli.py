@@ -89,3 +89,51 @@ def test_bad_option_values_exit_2_and_say_what_to_fix(case, argv, msg, tmp_path,
     assert main(argv) == 2, case
     assert msg in capsys.readouterr().err, case
     assert not (tmp_path / "results").exists() or not any((tmp_path / "results").iterdir())
+
+
+def test_version(capsys):
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out.startswith("foliofarm ")
+
+
+@pytest.mark.parametrize("globs,want", [
+    ("64k-*", {"64k-ext4", "64k-xfs", "64k-erofs"}),
+    ("*-xfs", {"4k-xfs", "16k-xfs", "64k-xfs"}),
+    ("4k-ext4,16k-erofs", {"4k-ext4", "16k-erofs"}),
+    ("*", None),
+])
+def test_cell_globs(globs, want):
+    from foliofarm import matrix
+    pages, fss, cells = matrix.select_cells(globs, list(matrix.page_sizes().values()),
+                                            list(matrix.filesystems().values()))
+    all9 = {f"{p}-{f}" for p in ("4k", "16k", "64k") for f in ("ext4", "xfs", "erofs")}
+    assert cells == (want or all9)
+    assert {p.name for p in pages} == {c.split("-")[0] for c in cells}
+    assert {f.name for f in fss} == {c.split("-")[1] for c in cells}
+
+
+@pytest.mark.parametrize("argv,msg", [
+    (["run", "--cells", "128k-*"], "matches no cell; cells: 4k-ext4"),
+    (["run", "--page-sizes", "4k", "--cells", "64k-xfs"], "matches no cell; cells: 4k-ext4, 4k-xfs, 4k-erofs"),
+    (["run", "-K", "CONFIG_FOO"], "write it CONFIG_NAME=VALUE"),
+    (["run", "-K", "FOO=y"], "write it CONFIG_NAME=VALUE"),
+    (["run", "--cpus", "0"], "not a whole number of at least 1"),
+    (["run", "--memory", "lots"], "not a whole number of at least 1"),
+    (["run", "--jobs", "-2"], "not a whole number of at least 1"),
+])
+def test_selection_and_machine_options_bad_values(argv, msg, capsys, tmp_path):
+    assert main(argv + ["--results", str(tmp_path / "r")]) == 2
+    assert msg in capsys.readouterr().err
+    assert not (tmp_path / "r").exists()
+
+
+def test_dry_run_says_what_it_would_do_and_does_nothing(capsys, tmp_path):
+    code = main(["run", "--dry-run", "--cells", "64k-*,4k-xfs", "-K", "CONFIG_KASAN=y",
+                 "--cpus", "2", "--results", str(tmp_path / "r")])
+    assert code == 0
+    out = capsys.readouterr()
+    text = " ".join((out.out + out.err).split())
+    assert "cells: 4k-xfs, 64k-ext4, 64k-xfs, 64k-erofs" in text
+    assert "16k" not in text.split("cells:")[0].split("kernel debian:7.3")[1]
+    assert "2 vCPU(s)" in text and "CONFIG_KASAN=y" in text
+    assert not (tmp_path / "r").exists()
