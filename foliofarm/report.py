@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from foliofarm import schema
+from foliofarm.results import junit_xml
 from foliofarm.judge import compare
 from foliofarm.judge.compare import FIGURES
 from foliofarm.util import write_atomic, write_json
@@ -458,6 +459,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.out is not None:
         out_dir.mkdir(parents=True, exist_ok=True)
         write_json(out_dir / "results.json", doc)
+        write_atomic(out_dir / "junit.xml", junit_xml(doc))   # one file for the CI server
     md, page = write(out_dir, doc)
     print(md)
     print(page)

@@ -158,6 +158,12 @@ def test_ci_shards_merge_into_one_report(tmp_path):
     assert merged["verdicts"] == compare.verdicts(full)
     assert len(merged["kernels"]) == len(full["kernels"])      # the shared kernels once
     assert "| check | 4k-xfs | 4k-erofs |" in (tmp_path / "all" / "report.md").read_text()
+    # one JUnit file for the CI server: every shard's cells and the verdicts
+    import xml.etree.ElementTree as ET
+    suites = {s.get("name"): s for s in ET.parse(tmp_path / "all" / "junit.xml").getroot()}
+    assert {"4k-xfs-7.3", "4k-erofs-7.3", "4k-xfs-7.3+series", "4k-erofs-7.3+series"} <= set(suites)
+    verdicts = suites["verdicts 7.3 -> 7.3+series"]
+    assert verdicts.get("tests") == str(len(merged["verdicts"])) and verdicts.get("failures") != "0"
     other = json.loads((tmp_path / "xfs" / "results.json").read_text())
     other["sides"]["series"]["kernel"] = "7.2"
     (tmp_path / "xfs" / "results.json").write_text(json.dumps(other))

@@ -2,6 +2,7 @@
 
 import json
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 from foliofarm import matrix
 from foliofarm.judge import checks
@@ -48,6 +49,24 @@ def test_junit_has_a_suite_per_cell_and_outcomes(tmp_path):
     assert suites["4k-xfs-7.3"].get("failures") == "1"
     assert suites["4k-ext4-7.3"].find("testcase/skipped") is not None
     assert suites["4k-erofs-7.3"].find("testcase/error").text == "INFO: task"
+    # Jenkins splits a classname at its dots: one package, one class per cell
+    classes = {c.get("classname") for c in root.iter("testcase")}
+    assert classes == {"foliofarm.4k-xfs-7_3", "foliofarm.4k-ext4-7_3", "foliofarm.4k-erofs-7_3"}
+    assert all(c.get("time") is not None for c in root.iter("testcase"))
+
+
+def test_junit_has_the_verdicts_of_a_series_run_with_times():
+    from foliofarm.results import junit_xml
+    d = json.loads((Path(__file__).parent / "data" / "results" / "neg-exec-text-4k.json").read_text())
+    root = ET.fromstring(junit_xml(d).split("\n", 1)[1])
+    suites = {s.get("name"): s for s in root}
+    v = suites["verdicts 7.3 -> 7.3+series"]
+    cases = {(c.get("classname"), c.get("name")): c for c in v.iter("testcase")}
+    reg = cases[("foliofarm.verdicts_4k-xfs", "exec-text")]
+    assert reg.find("failure") is not None and "aligned_pct 100.0 -> 0.0" in reg.find("failure").get("message")
+    assert cases[("foliofarm.verdicts_4k-xfs", "mmap-miss")].find("failure") is None
+    timed = [float(c.get("time")) for s in root for c in s.iter("testcase") if s is not v]
+    assert any(t > 0 for t in timed)
 
 
 def test_exit_codes():
