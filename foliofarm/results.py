@@ -12,7 +12,7 @@ from typing import Any
 
 from foliofarm.judge import compare
 from foliofarm.judge.checks import Outcome
-from foliofarm.matrix import Cell
+from foliofarm.matrix import Cell, filesystems, page_sizes
 from foliofarm.schema import SCHEMA_VERSION
 from foliofarm.util import write_atomic
 
@@ -160,7 +160,18 @@ class ResultsWriter:
         self.doc.setdefault(key, []).append(item)
         self.flush()
 
+    def order_cells(self) -> None:
+        """Cells in matrix order within each kernel (page size, then filesystem),
+        kernels in the order they were measured: cells arrive in any order when
+        several guests run at once."""
+        kernels = list(dict.fromkeys(c["kernel"] for c in self.doc["cells"]))
+        pages = {p: i for i, p in enumerate(page_sizes())}
+        fss = {f: i for i, f in enumerate(filesystems())}
+        self.doc["cells"].sort(key=lambda c: (kernels.index(c["kernel"]), pages.get(c["page_size"], 99),
+                                              fss.get(c["fs"], 99)))
+
     def finish(self, complete: bool) -> int:
+        self.order_cells()
         self.doc["complete"] = complete
         self.doc["finished"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         self.flush(final=True)

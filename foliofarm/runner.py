@@ -73,6 +73,7 @@ class Run:
         hosttools.require("aarch64-linux-gnu-gcc", QEMU, "dpkg-deb", "git")
         clean_stale_tmp()
         self.writer = w = ResultsWriter(o.results, o.command, strict_style=o.strict_style)
+        w.doc["machine"] = hosttools.machine()
         self.log(f"results in {w.dir}")
         complete = True
         usage = False

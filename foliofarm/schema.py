@@ -151,6 +151,8 @@ class Results(_Part):
     sides: Optional[Sides] = None
     unconfirmed: list[Unconfirmed] = Field(default_factory=list)
     merged_from: list[str] = Field(default_factory=list)
+    shard_commands: list[list[str]] = Field(default_factory=list)
+    machine: dict[str, Union[str, int, float]] = Field(default_factory=dict)
     # verdicts are judged again from the cells whenever a report is made
 
 

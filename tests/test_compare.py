@@ -108,7 +108,45 @@ def test_report_tables_in_the_mailing_list_shape():
     assert md.startswith("# foliofarm: 7.3 vs 7.3+series")
     assert "| 4k-xfs | exec-text | regression | pass → fail | !aligned_pct 100.0 → 0.0 (-100.0)" in md
     html = report.to_html(title, secs)
-    assert "<td class='regression'>regression</td>" in html
+    assert "<td class='v-regression'>regression</td>" in html
+    # the colour comes from the verdict: "pass → fail" is not painted as a pass
+    assert "<td class=''>pass → fail</td>" in html
+    assert "class='v-pass'>pass → fail" not in html and "class='pass" not in html
+    # text columns left, figure columns right
+    assert "<td class='num'>100.0%</td>" in html and "td.num,th.num{text-align:right}" in html
+
+
+def test_report_has_no_none_cells_full_reasons_plots_in_page_order_and_the_machine(tmp_path):
+    d = doc("neg-exec-text-4k")
+    d["verdicts"] = compare.verdicts(d)
+    d["verdicts"][0]["series"] = None          # a side that is missing
+    long = "make failed: " + "x" * 500 + " THE END"
+    d["verdicts"][1].update(verdict="build-broken", series_reason=long)
+    d["machine"] = {"cpu": "Test CPU", "qemu": "QEMU emulator version 9", "compiler": "gcc 14"}
+    plots = {("exec-text", p): b"\x89PNG" for p in ("64k", "16k", "4k")}
+    title, secs = report.build(d, plots)
+    md = report.to_markdown(title, secs)
+    assert "None" not in md
+    assert "THE END" in md                                   # the reason in full
+    assert md.index("exec-text-4k.png") < md.index("exec-text-16k.png") < md.index("exec-text-64k.png")
+    assert "| qemu | QEMU emulator version 9 |" in md and "| cpu | Test CPU |" in md
+
+
+def test_report_txt_fits_a_list_reply():
+    from foliofarm.report import text
+    d = doc("neg-exec-text-4k")
+    d["verdicts"] = compare.verdicts(d)
+    out = text.render(d)
+    lines = out.splitlines()
+    assert max(map(len, lines)) <= 72
+    assert "4k-xfs exec-text: regression (pass -> fail)" in out
+    assert "!aligned_pct 100.0 -> 0.0 (-100.0)" in out
+    i = lines.index("exec-text, 4k pages: share of the mapped text by folio size")
+    assert lines[i + 2] == "|                      |   xfs |   xfs | erofs | erofs |"
+    assert lines[i + 3] == "|                      |  base | after |  base | after |"
+    assert "| thp-aligned-64kB     |  100% |    0% |  100% |    0% |" in lines
+    assert "| cont-aligned-64kB    |  100% |    0% |  100% |    0% |" in lines
+    assert "ERROR:MISSING_SIGN_OFF" in out and "$ foliofarm run" in out
 
 
 def test_report_writes_md_html_and_plots(tmp_path):

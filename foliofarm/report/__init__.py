@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from foliofarm import schema
+from foliofarm import matrix, schema
 from foliofarm.results import junit_xml
 from foliofarm.judge import compare
 from foliofarm.judge.compare import FIGURES
@@ -37,6 +37,17 @@ Block = tuple  # ("p", text) | ("table", header, rows) | ("pre", text) | ("img",
 class Section:
     title: str
     blocks: list[Block] = field(default_factory=list)
+
+
+# The matrix's filesystem order, for columns (cells arrive in any order when
+# several guests run at once).
+FS_ORDER = tuple(matrix.filesystems())
+
+
+def page_rank(page: str) -> tuple[int, str]:
+    """4k, 16k, 64k in that order (not as text sorts them)."""
+    digits = "".join(ch for ch in page if ch.isdigit())
+    return (int(digits) if digits else 1 << 30, page)
 
 
 def _fmt(v: Any) -> str:
@@ -63,6 +74,8 @@ def columns(doc: dict[str, Any]) -> list[tuple[str, str, str, str]]:
     for pf in cells:
         if pf not in seen:
             seen.append(pf)
+    fs_order = {f: i for i, f in enumerate(FS_ORDER)}
+    seen.sort(key=lambda pf: (page_rank(pf[0]), fs_order.get(pf[1], len(fs_order)), pf[1]))
     if not sides:
         kernels = {c["kernel"] for c in doc["cells"]}
         return [(p, f, "", k) for p, f in seen for k in sorted(kernels)
@@ -131,8 +144,8 @@ def changes_table(doc: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
             figs += f"; ... {len(moved) - 12} more under Changed figures"
         why = r["series_reason"] if r["verdict"] in ("regression", "fail", "build-broken", "error") \
             else r["base_reason"] if r["verdict"] == "fixed" else ""
-        out.append([f"{r['page_size']}-{r['fs']}", r["check"], r["verdict"], f"{r['base']} → {r['series']}",
-                    figs, why[:300]])
+        out.append([f"{r['page_size']}-{r['fs']}", r["check"], r["verdict"],
+                    f"{_fmt(r['base'])} → {_fmt(r['series'])}", figs, why or ""])
     return ["cell", "check", "verdict", "outcome",
             "figures: base → series (delta); ! moved the wrong way", "reason"], out
 
@@ -210,7 +223,7 @@ def build(doc: dict[str, Any], plots: dict[tuple[str, str], bytes] | None = None
     for name in check_names(doc):
         s = Section(f"Check: {name}")
         s.blocks.append(("table", *check_table(doc, name)))
-        for (check, page), png in sorted((plots or {}).items()):
+        for (check, page), png in sorted((plots or {}).items(), key=lambda kv: (kv[0][0], page_rank(kv[0][1]))):
             if check == name:
                 s.blocks.append(("img", f"plots/{check}-{page}.png", png,
                                  f"{check} on {page}: folio-size distribution"))
@@ -253,8 +266,18 @@ def build(doc: dict[str, Any], plots: dict[tuple[str, str], bytes] | None = None
                                   f"{b.get('measured_by')} (same kernel, guest programs, images and checks)"))
     secs.append(s)
 
+    if m := doc.get("machine"):
+        s = Section("Machine")
+        s.blocks.append(("table", ["", ""], [[k, str(v)] for k, v in m.items()]))
+        secs.append(s)
+
     s = Section("Reproduce")
-    s.blocks.append(("pre", shlex.join(doc["command"])))
+    shards = doc.get("shard_commands") or []
+    if shards:
+        s.blocks.append(("p", f"Merged from {len(shards)} shards; each ran:"))
+        s.blocks += [("pre", shlex.join(c)) for c in shards]
+    else:
+        s.blocks.append(("pre", shlex.join(doc["command"])))
     for k in doc.get("kernels", []):
         if k.get("reproduce"):
             s.blocks.append(("pre", f"# {k['kernel']} {k['page_size']}\n{k['reproduce']}"))
@@ -301,9 +324,24 @@ def to_markdown(title: str, secs: list[Section]) -> str:
 
 CSS = """body{font-family:sans-serif;max-width:80em;margin:1em auto;padding:0 1em}
 table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #bbb;padding:2px 6px;
-text-align:right;font-family:monospace}td:first-child,th:first-child{text-align:left}
-pre{background:#f4f4f4;padding:.5em;overflow-x:auto}.regression,.build-broken{background:#f99}
-.fixed{background:#9cf}.fail,.error{background:#fcc}.xfail{background:#ffc}.pass{background:#dfd}"""
+text-align:left;font-family:monospace}td.num,th.num{text-align:right}
+pre{background:#f4f4f4;padding:.5em;overflow-x:auto}.v-regression,.v-build-broken{background:#f99}
+.v-fixed{background:#9cf}.v-fail,.v-error,.v-incomplete{background:#fcc}.v-xfail,.v-changed{background:#ffc}
+.v-pass{background:#dfd}.v-skip,.v-xpass{background:#eee}"""
+
+# The words a table cell may be coloured by: the cell is exactly one of them.
+VERDICT_WORDS = {"pass", "regression", "build-broken", "fixed", "fail", "error", "incomplete",
+                 "xfail", "changed", "skip", "xpass"}
+
+
+def _cell_class(value: str, numeric: bool, row_verdict: str | None, col: int) -> str:
+    classes = ["num"] if numeric else []
+    word = str(value).strip()
+    if word in VERDICT_WORDS:
+        classes.append(f"v-{word}")
+    elif row_verdict and col == 0:
+        classes.append(f"v-{row_verdict}")
+    return " ".join(classes)
 
 
 def to_html(title: str, secs: list[Section]) -> str:
@@ -318,9 +356,16 @@ def to_html(title: str, secs: list[Section]) -> str:
             elif b[0] == "pre":
                 out.append(f"<pre>{e(b[1])}</pre>")
             elif b[0] == "table":
-                out.append("<table><tr>" + "".join(f"<th>{e(h)}</th>" for h in b[1]) + "</tr>")
-                for r in b[2]:
-                    out.append("<tr>" + "".join(f"<td class='{e(str(c))}'>{e(str(c))}</td>" for c in r) + "</tr>")
+                header, rows = b[1], b[2]
+                numeric = [bool(i) and _numeric(rows, i) for i in range(len(header))]
+                verdict_col = header.index("verdict") if "verdict" in header else None
+                out.append("<table><tr>" + "".join(f"<th class='{'num' if numeric[i] else ''}'>{e(h)}</th>"
+                                                   for i, h in enumerate(header)) + "</tr>")
+                for r in rows:
+                    rv = str(r[verdict_col]) if verdict_col is not None and verdict_col < len(r) else None
+                    out.append("<tr>" + "".join(
+                        f"<td class='{_cell_class(c, i < len(numeric) and numeric[i], rv, i)}'>{e(str(c))}</td>"
+                        for i, c in enumerate(r)) + "</tr>")
                 out.append("</table>")
             elif b[0] == "img":
                 data = base64.b64encode(b[2]).decode()
@@ -389,6 +434,8 @@ def write(run_dir: Path, doc: dict[str, Any]) -> tuple[Path, Path]:
     md, page = run_dir / "report.md", run_dir / "report.html"
     write_atomic(md, to_markdown(title, secs) + "\n")
     write_atomic(page, to_html(title, secs) + "\n")
+    from foliofarm.report import text
+    write_atomic(run_dir / "report.txt", text.render(doc))    # for a reply to the list
     return md, page
 
 
@@ -409,6 +456,7 @@ def merge(docs: list[dict[str, Any]]) -> dict[str, Any]:
     out = {k: v for k, v in first.items() if k not in ("verdicts",)}
     out["run_id"] = "merged"
     out["merged_from"] = [d["run_id"] for d in docs]
+    out["shard_commands"] = [d["command"] for d in docs]
     out["complete"] = all(d.get("complete") for d in docs)
     keys = {"cells": ("kernel", "page_size", "fs"), "kernels": ("side", "kernel", "page_size"),
             "boots": ("kernel", "page_size", "console_log"), "each_commit": ("number", "page_size"),

@@ -1,0 +1,5 @@
+import sys
+
+from foliofarm.report import main
+
+sys.exit(main())

@@ -1,0 +1,153 @@
+"""report.txt: the report as a reply to the list takes it. Plain text, no line
+over 72 columns; the folio-size tables in the shape the threads use (one table
+per check and page size: categories down, filesystem and side across, a rule
+before the contpte row); then what changed, the kernel's reports, checkpatch's
+findings and the command that reproduces the run."""
+
+from __future__ import annotations
+
+import shlex
+import textwrap
+from typing import Any
+
+WIDTH = 72
+LABEL = 20          # the category column's text
+CELL = 5            # each figure column's text ("100%")
+# Column heads of a series run's sides (five characters fit a column).
+SIDE = {"base": "base", "series": "after"}
+# Checks whose folio-size table is always shown; others only when they changed.
+ALWAYS = ("exec-text",)
+
+
+def _wrap(text: str, indent: str = "", first: str | None = None) -> list[str]:
+    return textwrap.wrap(text, WIDTH, initial_indent=indent if first is None else first,
+                         subsequent_indent=indent, break_on_hyphens=False,
+                         break_long_words=True) or [""]
+
+
+def _rule(ncols: int, ch: str = "-") -> str:
+    return "+" + ch * (LABEL + 2) + ("+" + ch * (CELL + 2)) * ncols + "+"
+
+
+def _row(label: str, cells: list[str]) -> str:
+    return f"| {label[:LABEL]:<{LABEL}} |" + "".join(f" {c[:CELL]:>{CELL}} |" for c in cells)
+
+
+def _v(v: Any) -> str:
+    return "-" if v is None else str(v)
+
+
+def _pct(v: Any) -> str:
+    if v is None:
+        return "-"
+    return f"{round(float(v))}%"
+
+
+def folio_tables(doc: dict[str, Any], check: str) -> list[str]:
+    """One table per page size: the check's folio-size categories for each
+    filesystem, base and series side by side (or each kernel on a plain run).
+    Six figure columns fit in 72; more are split over further tables."""
+    from foliofarm.report import columns, page_rank, _by_cell
+    by = _by_cell(doc)
+    cols = columns(doc)
+    out: list[str] = []
+    for page in sorted(dict.fromkeys(p for p, _, _, _ in cols), key=page_rank):
+        pcols = [c for c in cols if c[0] == page]
+        results = [by.get((k, p, f), {}).get(check) for p, f, _, k in pcols]
+        cats: list[str] = []
+        for r in results:
+            for cat in ((r or {}).get("metrics") or {}).get("categories_pct") or {}:
+                if cat not in cats:
+                    cats.append(cat)
+        if not cats:
+            continue
+        for start in range(0, len(pcols), 6):
+            part = list(zip(pcols[start:start + 6], results[start:start + 6]))
+            out.append(f"{check}, {page} pages: share of the mapped text by folio size")
+            out.append(_rule(len(part)))
+            out.append(_row("", [f for (_, f, _, _), _ in part]))
+            out.append(_row("", [SIDE.get(side, side) or k for (_, _, side, k), _ in part]))
+            out.append(_rule(len(part), "="))
+            plain = [c for c in cats if not c.startswith("cont-")]
+            cont = [c for c in cats if c.startswith("cont-")]
+            for cat in plain:
+                out.append(_row(cat, [_pct((((r or {}).get("metrics") or {}).get("categories_pct") or {}).get(cat, 0))
+                                      if r else "-" for _, r in part]))
+            if cont:
+                out.append(_rule(len(part)))
+                for cat in cont:
+                    out.append(_row(cat, [_pct((((r or {}).get("metrics") or {}).get("categories_pct") or {}).get(cat, 0))
+                                          if r else "-" for _, r in part]))
+            out.append(_rule(len(part)))
+            out.append("")
+    return out
+
+
+def render(doc: dict[str, Any]) -> str:
+    sides = doc.get("sides")
+    lines: list[str] = []
+    if sides:
+        lines += _wrap(f"foliofarm: {sides['base']['kernel']} vs {sides['series']['kernel']} "
+                       f"(run {doc['run_id']})")
+        lines += _wrap(sides["base"]["origin"], "         ", "Base:    ")
+        lines += _wrap(sides["series"]["origin"], "         ", "Against: ")
+        verdicts = [r["verdict"] for r in doc.get("verdicts") or []]
+        counts = ", ".join(f"{verdicts.count(v)} {v}" for v in dict.fromkeys(verdicts))
+        lines += _wrap(f"Verdicts: {counts or 'none'}"
+                       + ("" if doc.get("complete") else " (INCOMPLETE run)"))
+    else:
+        lines += _wrap(f"foliofarm run {doc['run_id']}"
+                       + ("" if doc.get("complete") else " (INCOMPLETE)"))
+        outcomes = [c["outcome"] for cell in doc["cells"] for c in cell["checks"]]
+        lines += _wrap("Outcomes: " + ", ".join(f"{outcomes.count(o)} {o}" for o in dict.fromkeys(outcomes)))
+    lines.append("")
+
+    notable = [r for r in doc.get("verdicts") or [] if r["verdict"] != "pass" or r.get("changed")]
+    if notable:
+        lines.append("What changed, or did not pass (! a figure moved the wrong way):")
+        for r in notable:
+            lines += _wrap(f"{r['page_size']}-{r['fs']} {r['check']}: {r['verdict']} "
+                           f"({r.get('base') or '-'} -> {r.get('series') or '-'})", "    ", "  ")
+            for f in (r.get("changed") or [])[:8]:
+                delta = f.get("delta")
+                lines += _wrap(f"{'!' if f.get('regression') else ''}{f['metric']} {_v(f['base'])} -> "
+                               f"{_v(f['series'])}" + (f" ({'+' if delta > 0 else ''}{delta})"
+                                                   if isinstance(delta, (int, float)) and delta else ""),
+                               "      ", "    ")
+            if r["verdict"] in ("regression", "build-broken", "error") and r.get("series_reason"):
+                lines += _wrap(r["series_reason"][:600], "      ", "    ")
+        lines.append("")
+    elif sides:
+        lines += _wrap("Every check passed on both sides with the same figures.")
+        lines.append("")
+
+    changed_checks = {r["check"] for r in notable}
+    from foliofarm.report import check_names
+    for name in check_names(doc):
+        if name in ALWAYS or name in changed_checks:
+            lines += folio_tables(doc, name)
+
+    reports = []
+    for cell in doc["cells"]:
+        for c in cell["checks"]:
+            if c["name"] == "console" and c["outcome"] == "fail":
+                reports.append(f"{cell['id']}: {c['reason']}")
+    if reports:
+        lines.append("Kernel reports on the console:")
+        for r in reports:
+            lines += _wrap(r[:400], "    ", "  ")
+        lines.append("")
+
+    for p in doc.get("checkpatch") or []:
+        if p.get("errors") or p.get("warnings") or p.get("checks"):
+            lines += _wrap(f"checkpatch {p['number']}/{len(doc['checkpatch'])} {p['subject']!r}: "
+                           f"{p['errors']} errors, {p['warnings']} warnings, {p['checks']} checks")
+            for f in p.get("findings") or []:
+                lines += _wrap(f"{f['level']}:{f['type']}: {f['message']} (line {f['line']})", "      ", "    ")
+    if any((p.get("errors") or p.get("warnings")) for p in doc.get("checkpatch") or []):
+        lines.append("")
+
+    lines.append("Reproduce:")
+    for cmd in doc.get("shard_commands") or [doc["command"]]:
+        lines += _wrap(shlex.join(cmd), "      ", "  $ ")
+    return "\n".join(lines).rstrip() + "\n"
