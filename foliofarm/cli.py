@@ -133,6 +133,15 @@ def parser() -> argparse.ArgumentParser:
                           "host's cores, at most 2)")
     sub.add_parser("list", help="list page sizes, filesystems, kernels, variants and checks")
     sub.add_parser("figures", help="the figures judged base against series, as a Markdown table")
+    sh = sub.add_parser("shell", help="boot one cell's guest with an interactive shell")
+    sh.add_argument("cell", help="page-fs (4k-xfs), or a cell id from results (4k-xfs-7.3+series)")
+    sh.add_argument("--kernel", default=d["kernel"], help="as for run")
+    sh.add_argument("--series", default=None, help="boot the kernel with this series applied")
+    sh.add_argument("--variant", default="default", help="kernel config variant")
+    sh.add_argument("-K", dest="extra_config", action="append", default=[], metavar="CONFIG_FOO=y")
+    sh.add_argument("--accel", choices=("auto", "tcg", "kvm"), default="auto")
+    sh.add_argument("--cpus", type=positive_int, default=1)
+    sh.add_argument("--memory", type=positive_int, default=2048, metavar="MB")
     rep = sub.add_parser("report", help="render report.md and report.html again from a results folder")
     rep.add_argument("run_dir", type=Path, nargs="+",
                      help="RESULTS/<run-id> or RESULTS/latest; several CI shards with --out")
@@ -179,6 +188,13 @@ def main(argv: list[str] | None = None) -> int:
         if args.cmd == "figures":
             print(figures_table(), end="")
             return 0
+        if args.cmd == "shell":
+            from foliofarm import shell
+            source.validate_spec(args.kernel)
+            return shell.main(shell.ShellOptions(
+                cell=args.cell, kernel=args.kernel, series=args.series,
+                variant=matrix.select_variant(args.variant), extra_config=args.extra_config,
+                accel=args.accel, cpus=args.cpus, memory_mb=args.memory))
         if args.cmd == "report":
             from foliofarm import report
             return report.main([*map(str, args.run_dir)] + (["--out", str(args.out)] if args.out else []))

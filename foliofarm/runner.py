@@ -15,7 +15,7 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from foliofarm import hosttools, images, matrix, measure, plan, report, rootfs, source, summary
+from foliofarm import hosttools, images, matrix, measure, plan, report, repro, rootfs, source, summary
 from foliofarm.build import Artifacts, Builder, extra_fragment
 from foliofarm.errors import BuildError, FarmError, UsageError
 from foliofarm.guest.qemu import QEMU
@@ -104,6 +104,10 @@ class Run:
             self.ui.print(Text("error: ", style="red") + Text(str(exc)))
             complete = False
         code = w.finish(complete)
+        try:
+            repro.write(w.dir, w.doc, o)
+        except OSError as exc:
+            self.log(f"repro.sh not written: {exc}", "red")
         if w.doc["cells"]:
             summary.print_table(w.doc, [c.name for c in o.checks])
         if w.doc.get("verdicts"):

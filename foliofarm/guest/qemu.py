@@ -24,6 +24,7 @@ class Machine:
     cpus: int = 1
     accel: str = "auto"
     extra_append: str = ""
+    interactive: bool = False     # a person at the console: QEMU's monitor on Ctrl-A
 
     def use_kvm(self) -> bool:
         if self.accel == "tcg":
@@ -55,8 +56,9 @@ class Machine:
             # (QARMA5) is slow to emulate, the implementation-defined one is cheap.
             accel = ["-accel", "tcg", "-cpu", "max,pauth-impdef=on"]
         argv = [QEMU, "-M", "virt", *accel, "-smp", str(self.cpus), "-m", str(self.memory_mb),
-                "-display", "none", "-no-reboot", "-nic", "none", "-monitor", "none",
-                "-serial", "stdio", "-kernel", str(self.kernel), "-initrd", str(self.initrd),
+                "-display", "none", "-no-reboot", "-nic", "none",
+                *(["-serial", "mon:stdio"] if self.interactive else ["-monitor", "none", "-serial", "stdio"]),
+                "-kernel", str(self.kernel), "-initrd", str(self.initrd),
                 "-append", self.append()]
         for serial, img in self.disks.items():
             # readonly=on: the guest can never change an image other cells share.

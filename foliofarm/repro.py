@@ -1,0 +1,65 @@
+"""repro.sh in each cell's results folder: re-runs just that cell with the same
+inputs (kernel, series or compared kernel, checks, config, guest), booting
+afresh, from the checkout that made the results."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
+from foliofarm.paths import ROOT
+from foliofarm.util import write_atomic
+
+
+def _spec(value: str) -> str:
+    """A path given relative to where the run started, made absolute; other
+    specs (debian:X.Y, BASE..TIP, PATH@REF) as given."""
+    p = Path(value).expanduser()
+    if value.startswith("debian:") or not p.exists():
+        return value
+    return str(p.resolve())
+
+
+def argv(opts: Any, page: str, fs: str) -> list[str]:
+    out = [sys.executable, "-m", "foliofarm", "run", "--kernel", _spec(opts.kernel),
+           "--cells", f"{page}-{fs}", "--checks", ",".join(c.name for c in opts.checks),
+           "--variant", opts.variant, "--accel", opts.accel, "--cpus", str(opts.cpus),
+           "--memory", str(opts.memory_mb), "--boot-timeout", f"{opts.boot_timeout:g}", "--fresh"]
+    for item in opts.extra_config:
+        out += ["-K", item]
+    if opts.series:
+        out += ["--series", _spec(opts.series)]
+    if opts.compare:
+        out += ["--compare", _spec(opts.compare)]
+    return out
+
+
+def write(run_dir: Path, doc: dict[str, Any], opts: Any) -> list[Path]:
+    """One repro.sh per cell of ``doc``; a series run's two sides share theirs."""
+    written = []
+    for cell in doc["cells"]:
+        cdir = run_dir / "cells" / cell["id"]
+        cdir.mkdir(parents=True, exist_ok=True)
+        cmd = argv(opts, cell["page_size"], cell["fs"])
+        script = (
+            "#!/bin/sh\n"
+            f"# Re-runs cell {cell['page_size']}-{cell['fs']} of foliofarm run {doc['run_id']} with the\n"
+            "# same inputs (kernel, series, checks, config, guest), booting afresh.\n"
+            "# Results go to $RESULTS (default: repro/ beside this script); extra\n"
+            "# arguments are passed to foliofarm run.\n"
+            f"here=$(cd \"$(dirname \"$0\")\" && pwd)\n"
+            f"cd {shlex.quote(str(ROOT))} || exit 3\n"
+            f"exec {shlex.join(cmd)} --results \"${{RESULTS:-$here/repro}}\" \"$@\"\n")
+        f = cdir / "repro.sh"
+        write_atomic(f, script)
+        os.chmod(f, 0o777 & ~_umask())
+        written.append(f)
+    return written
+
+
+def _umask() -> int:
+    from foliofarm.util import UMASK
+    return UMASK

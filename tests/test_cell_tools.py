@@ -1,0 +1,85 @@
+"""One cell by hand: repro.sh re-runs just that cell with the same inputs, and
+`foliofarm shell` gives the cell's guest to a person."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pexpect
+import pytest
+
+from foliofarm import matrix, repro
+from foliofarm.cli import main
+from foliofarm.judge import checks
+from foliofarm.runner import RunOptions
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def opts(**kw) -> RunOptions:
+    base = dict(kernel="debian:7.3", page_sizes=list(matrix.page_sizes().values()),
+                filesystems=list(matrix.filesystems().values()),
+                checks=[checks.catalogue()["exec-text"], checks.catalogue()["mmap-miss"]],
+                results=Path("/tmp/r"))
+    base.update(kw)
+    return RunOptions(**base)
+
+
+def test_repro_script_names_the_cell_and_the_same_inputs(tmp_path):
+    box = tmp_path / "s.mbox"
+    box.write_text("x")
+    doc = {"run_id": "r1", "cells": [{"id": "16k-xfs-7.3", "page_size": "16k", "fs": "xfs"},
+                                      {"id": "16k-xfs-7.3+series", "page_size": "16k", "fs": "xfs"}]}
+    cwd = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        written = repro.write(tmp_path / "run", doc, opts(series="s.mbox", extra_config=["CONFIG_KASAN=y"],
+                                                          cpus=2))
+    finally:
+        os.chdir(cwd)
+    assert len(written) == 2
+    text = written[0].read_text()
+    assert "--cells 16k-xfs" in text and "--checks exec-text,mmap-miss" in text
+    assert f"--series {box}" in text and "-K CONFIG_KASAN=y" in text and "--cpus 2" in text
+    assert "--fresh" in text and f"cd {ROOT}" in text
+    assert os.access(written[0], os.X_OK)
+    assert subprocess.run(["sh", "-n", str(written[0])]).returncode == 0
+
+
+@pytest.mark.integration
+def test_a_cells_repro_script_reruns_just_that_cell(tmp_path):
+    code = main(["run", "--cells", "16k-erofs", "--checks", "exec-text,ra-window",
+                 "--results", str(tmp_path / "r")])
+    assert code == 0
+    first = json.loads((tmp_path / "r" / "latest" / "results.json").read_text())
+    script = tmp_path / "r" / "latest" / "cells" / "16k-erofs-7.3" / "repro.sh"
+    p = subprocess.run([str(script)], env=dict(os.environ, RESULTS=str(tmp_path / "again")),
+                       capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr[-2000:]
+    again = json.loads((tmp_path / "again" / "latest" / "results.json").read_text())
+    assert [c["id"] for c in again["cells"]] == ["16k-erofs-7.3"]
+    assert "--fresh" in again["command"] and not again["boots"][0].get("reused")
+
+    def figures(d):
+        return {c["name"]: {k: v for k, v in c["metrics"].items() if "seconds" not in k}
+                for c in d["cells"][0]["checks"]}
+    assert figures(again) == figures(first)
+
+
+@pytest.mark.integration
+def test_shell_boots_the_cells_guest_for_a_person(tmp_path):
+    child = pexpect.spawn(sys.executable, ["-m", "foliofarm", "shell", "4k-xfs"], cwd=str(ROOT),
+                          encoding="utf-8", timeout=300, dimensions=(40, 120))
+    try:
+        child.expect("foliofarm:/# ")
+        child.sendline("ls /ff; lsmod; mount | grep /mnt/xfs; getpagesize() { :; }; uname -r")
+        child.expect("exec-text")
+        child.expect("ffprobe")
+        child.expect("/mnt/xfs type xfs")
+        child.expect("foliofarm:/# ")
+        child.sendline("exit")
+        child.expect(pexpect.EOF, timeout=120)
+    finally:
+        child.close(force=True)
