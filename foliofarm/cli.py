@@ -133,6 +133,8 @@ def parser() -> argparse.ArgumentParser:
                           "host's cores, at most 2)")
     sub.add_parser("list", help="list page sizes, filesystems, kernels, variants and checks")
     sub.add_parser("figures", help="the figures judged base against series, as a Markdown table")
+    sub.add_parser("bisect", help="the first commit where a check regresses on a cell "
+                                  "(foliofarm bisect --help)", add_help=False)
     sh = sub.add_parser("shell", help="boot one cell's guest with an interactive shell")
     sh.add_argument("cell", help="page-fs (4k-xfs), or a cell id from results (4k-xfs-7.3+series)")
     sh.add_argument("--kernel", default=d["kernel"], help="as for run")
@@ -177,6 +179,9 @@ def figures_table() -> str:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["bisect"]:
+        from foliofarm import bisect
+        return bisect.main(argv[1:])
     ap = parser()
     try:
         args = ap.parse_args(argv)

@@ -12,7 +12,10 @@ needs cleaning up by hand.
 
 Within one process holds nest (the series side's builds run inside its
 exclusive hold of the tree and do not wait for themselves), across its threads
-too: the build thread builds inside the main thread's hold.
+too: the build thread builds inside the main thread's hold. A process that
+runs a child to work under its hold (`foliofarm bisect` under `git bisect
+run`) passes the lock files in FOLIOFARM_HELD_LOCKS (handed_down): the child
+takes them as held.
 """
 
 from __future__ import annotations
@@ -51,6 +54,9 @@ def hold(path: Path, what: str, exclusive: bool,
     """Hold the lock at ``path`` (shared or exclusive) for the block. Waits,
     saying for what and who holds it, when another process has it."""
     key = str(path)
+    if key in os.environ.get(HANDED_DOWN, "").split(os.pathsep):
+        yield                   # a parent process holds it for this one's work
+        return
     with _mutex:
         held = _held.get(key)
         if held is not None:
@@ -86,6 +92,19 @@ def hold(path: Path, what: str, exclusive: bool,
         yield
     finally:
         _release(key)
+
+
+HANDED_DOWN = "FOLIOFARM_HELD_LOCKS"
+
+
+def handed_down(*paths: Path) -> dict[str, str]:
+    """Environment for a child process that works under this process's holds
+    of ``paths`` (which must be held now)."""
+    with _mutex:
+        missing = [str(p) for p in paths if str(p) not in _held]
+    if missing:
+        raise RuntimeError(f"handing down locks not held: {', '.join(missing)}")
+    return {HANDED_DOWN: os.pathsep.join(str(p) for p in paths)}
 
 
 def _release(key: str) -> None:

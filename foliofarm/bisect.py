@@ -1,0 +1,242 @@
+"""`foliofarm bisect`: the first commit where one check regresses on one cell.
+
+    foliofarm bisect --kernel PATH --good REF --bad REF --cell 4k-xfs --check exec-text
+    foliofarm bisect --kernel debian:7.3 --series S.mbox --cell 4k-xfs --check exec-text
+
+`git bisect run` drives it; each step is a farm run of just that cell and check
+at the commit git checked out (`python -m foliofarm.bisect --step STATE`), on
+the farm's own build cache: one build directory for the tree, so each step
+rebuilds incrementally, and each commit's kernel and measurements are kept. A
+commit is bad when the check fails there, the kernel reports trouble while it
+runs, or one of its figures moved the wrong way from the good commit's beyond
+its declared tolerance (the same judgement as a series' `regression`); a commit
+that does not build is skipped (125). The good and bad ends are measured first:
+a good end that is not good, or a bad end that is not bad, is said and nothing
+is bisected. The tree is bisected in a worktree in the cache (a local tree) or
+on the series' work branch (a Debian tree), held for the whole bisection, and
+left as it was. Writes RESULTS/<id>/bisect.json and bisect.md."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any, Iterator
+
+from foliofarm import locks, series, source
+from foliofarm.errors import FarmError, InfraError, UsageError
+from foliofarm.judge import checks, figures
+from foliofarm.paths import ROOT, cache_dir
+from foliofarm.shell import parse_cell
+from foliofarm.util import write_atomic, write_json
+
+GOOD, BAD, SKIP, ABORT = 0, 1, 125, 128
+
+
+def _git(tree: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    p = subprocess.run(["git", "-C", str(tree), *args], capture_output=True, text=True, check=False,
+                       env={**os.environ, **source.GIT_IDENTITY})
+    if check and p.returncode:
+        raise InfraError(f"git {' '.join(args)} in {tree}: {p.stderr.strip()}")
+    return p
+
+
+def measure(state: dict[str, Any], commit: str, label: str) -> dict[str, Any]:
+    """Run the farm on the tree as checked out now: just the cell and the check.
+    Returns the step's record (commit, subject, verdict, outcome, figures)."""
+    tree = Path(state["tree"])
+    out = Path(state["results"]) / "steps" / f"{label}-{commit[:12]}"
+    argv = [sys.executable, "-m", "foliofarm", "run", "--kernel", str(tree), "--cells", state["cell"],
+            "--checks", state["check"], "--variant", state["variant"], "--results", str(out)]
+    t0 = time.monotonic()
+    p = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, check=False)
+    (out.parent).mkdir(parents=True, exist_ok=True)
+    write_atomic(out.with_suffix(".log"), p.stdout + p.stderr)
+    rec: dict[str, Any] = {"commit": commit, "subject": _git(tree, "log", "-1", "--format=%s", commit).stdout.strip(),
+                           "seconds": round(time.monotonic() - t0, 1), "results": str(out / "latest"),
+                           "log": str(out.with_suffix(".log"))}
+    try:
+        doc = json.loads((out / "latest" / "results.json").read_text())
+    except (OSError, ValueError):
+        return {**rec, "verdict": "error", "reason": f"the farm run left no results (exit {p.returncode})"}
+    if any(k.get("build_failed") for k in doc.get("kernels", [])):
+        return {**rec, "verdict": "skip", "reason": "does not build"}
+    cell = next((c for c in doc["cells"]), None)
+    by = {c["name"]: c for c in (cell or {}).get("checks", [])}
+    chk = by.get(state["check"])
+    if chk is None or chk["outcome"] == "error":
+        return {**rec, "verdict": "error", "reason": (chk or {}).get("reason", "not measured")}
+    rec.update(outcome=chk["outcome"], reason=chk["reason"], metrics=chk["metrics"])
+    console = by.get("console", {})
+    if chk["outcome"] in ("fail", "xfail") or console.get("outcome") == "fail":
+        return {**rec, "verdict": "bad", "why": chk["reason"] or console.get("reason", "")}
+    if state.get("good_metrics") is not None:
+        moved = figures.compare(state["check"], state["good_metrics"], chk["metrics"], None)
+        wrong = [m for m in moved if m.get("regression")]
+        rec["moved"] = moved
+        if wrong:
+            return {**rec, "verdict": "bad", "why": "; ".join(
+                f"{m['metric']} {m['base']} -> {m['series']}" for m in wrong[:6])}
+    return {**rec, "verdict": "good"}
+
+
+def step(state_file: Path) -> int:
+    """One `git bisect run` step: judge the commit checked out now."""
+    state = json.loads(state_file.read_text())
+    commit = _git(Path(state["tree"]), "rev-parse", "HEAD").stdout.strip()
+    rec = measure(state, commit, "step")
+    with open(state_file.with_suffix(".steps.jsonl"), "a", encoding="utf-8") as f:
+        f.write(json.dumps(rec) + "\n")
+    print(f"foliofarm bisect: {commit[:12]} {rec['subject']}: {rec['verdict']}"
+          + (f" ({rec.get('why') or rec.get('reason')})" if rec["verdict"] != "good" else ""), flush=True)
+    return {"good": GOOD, "bad": BAD, "skip": SKIP}.get(rec["verdict"], ABORT)
+
+
+def _tree(args: argparse.Namespace, cache: Path) -> Iterator[tuple[Path, str, str, list[Path]]]:
+    """(tree to bisect, good commit, bad commit, lock files held), held for the block."""
+    src = source.resolve(args.kernel, cache)
+    if args.series:
+        if src.spec.startswith("debian:"):
+            ser = series.load(args.series)
+            with series.applied(src, ser, cache=cache) as ap:
+                yield src.tree, ap.commits[0] + "^", ap.commits[-1], [locks.lock_path(cache, "tree", src.tree)]
+            return
+        ser = series.load(args.series, src.tree)
+        wt_dir = source.worktree_dir(src, cache)
+        with locks.tree(cache, wt_dir, exclusive=True):
+            wt = source.worktree(src, cache, ser.base_rev or src.ref or "HEAD")
+            with series.applied(wt, ser) as ap:
+                yield wt.tree, ap.commits[0] + "^", ap.commits[-1], [locks.lock_path(cache, "tree", wt_dir)]
+        return
+    if not src.versioned:
+        raise UsageError(f"{src.tree} is not a git tree: bisect needs one")
+    for ref in (args.good, args.bad):
+        if _git(src.tree, "rev-parse", "--verify", "-q", f"{ref}^{{commit}}", check=False).returncode:
+            raise UsageError(f"{ref!r} does not resolve to a commit in {src.tree}")
+    good = _git(src.tree, "rev-parse", f"{args.good}^{{commit}}").stdout.strip()
+    bad = _git(src.tree, "rev-parse", f"{args.bad}^{{commit}}").stdout.strip()
+    if _git(src.tree, "merge-base", "--is-ancestor", good, bad, check=False).returncode:
+        raise UsageError(f"--good {args.good} is not an ancestor of --bad {args.bad}")
+    wt_dir = source.worktree_dir(src, cache)
+    with locks.tree(cache, wt_dir, exclusive=True):
+        wt = source.worktree(src, cache, bad)
+        yield wt.tree, good, bad, [locks.lock_path(cache, "tree", wt_dir)]
+
+
+def bisect(args: argparse.Namespace) -> int:
+    page, fs, _ = parse_cell(args.cell)
+    if args.check not in checks.catalogue():
+        raise UsageError(f"unknown check {args.check!r}; valid: {', '.join(checks.catalogue())}")
+    if not args.series and not (args.good and args.bad):
+        raise UsageError("give --good REF and --bad REF in --kernel PATH, or --series S")
+    cache = cache_dir()
+    out = (args.results / time.strftime("bisect-%Y%m%d-%H%M%S")).resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    gen = _tree(args, cache)
+    tree, good, bad, held = next(gen)
+    try:
+        good = _git(tree, "rev-parse", good).stdout.strip()
+        bad = _git(tree, "rev-parse", bad).stdout.strip()
+        state: dict[str, Any] = {"tree": str(tree), "cell": f"{page.name}-{fs.name}", "check": args.check,
+                                 "variant": args.variant, "results": str(out), "good_metrics": None}
+        _git(tree, "checkout", "-q", "--detach", good)
+        g = measure(state, good, "good")
+        print(f"foliofarm bisect: good end {good[:12]}: {g['verdict']}", file=sys.stderr)
+        if g["verdict"] != "good":
+            raise UsageError(f"--good {good[:12]} is not good for {args.check} on {state['cell']}: "
+                             f"{g['verdict']} ({g.get('why') or g.get('reason', '')}); see {g['log']}")
+        state["good_metrics"] = g["metrics"]
+        _git(tree, "checkout", "-q", "--detach", bad)
+        b = measure(state, bad, "bad")
+        print(f"foliofarm bisect: bad end {bad[:12]}: {b['verdict']}", file=sys.stderr)
+        if b["verdict"] != "bad":
+            raise UsageError(f"--bad {bad[:12]} shows no regression of {args.check} on {state['cell']} "
+                             f"({b['verdict']}): nothing to bisect")
+        state_file = out / "state.json"
+        write_json(state_file, state)
+        _git(tree, "bisect", "reset", check=False)
+        _git(tree, "bisect", "start", bad, good)
+        try:
+            run = subprocess.run(["git", "-C", str(tree), "bisect", "run", sys.executable, "-m",
+                                  "foliofarm.bisect", "--step", str(state_file)],
+                                 cwd=ROOT, capture_output=True, text=True, check=False,
+                                 env={**os.environ, **source.GIT_IDENTITY, **locks.handed_down(*held),
+                                      "PYTHONPATH": str(ROOT)})
+            log = _git(tree, "bisect", "log", check=False).stdout
+        finally:
+            _git(tree, "bisect", "reset", "-q", check=False)
+        write_atomic(out / "git-bisect-run.log", run.stdout + run.stderr)
+        first = next((ln.split()[0] for ln in run.stdout.splitlines() if ln.endswith("is the first bad commit")), None)
+        steps = [json.loads(ln) for ln in (out / "state.steps.jsonl").read_text().splitlines()] \
+            if (out / "state.steps.jsonl").exists() else []
+        if first is None:
+            raise InfraError(f"git bisect run found no first bad commit:\n{run.stdout[-2000:]}{run.stderr[-1000:]}")
+        result = summary(state, first, g, b, steps, tree)
+        result["git_bisect_log"] = log
+        write_json(out / "bisect.json", result)
+        write_atomic(out / "bisect.md", markdown(result))
+        print(markdown(result))
+        print(f"foliofarm bisect: {out / 'bisect.md'}", file=sys.stderr)
+        return 0
+    finally:
+        gen.close()
+
+
+def summary(state: dict[str, Any], first: str, good: dict[str, Any], bad: dict[str, Any],
+            steps: list[dict[str, Any]], tree: Path) -> dict[str, Any]:
+    by = {s["commit"]: s for s in [good, bad, *steps]}
+    first_rec = by.get(first, {})
+    parent = _git(tree, "rev-parse", f"{first}^", check=False).stdout.strip()
+    last_good = by.get(parent) if by.get(parent, {}).get("verdict") == "good" else good
+    moved = figures.compare(state["check"], last_good.get("metrics") or {}, first_rec.get("metrics") or {}, None)
+    return {"cell": state["cell"], "check": state["check"], "first_bad": first,
+            "subject": first_rec.get("subject") or _git(tree, "log", "-1", "--format=%s", first).stdout.strip(),
+            "why": first_rec.get("why", ""), "good": last_good["commit"], "good_subject": last_good.get("subject"),
+            "figures": moved, "steps": [{k: s.get(k) for k in ("commit", "subject", "verdict", "why", "seconds")}
+                                        for s in [good, bad, *steps]]}
+
+
+def markdown(r: dict[str, Any]) -> str:
+    lines = [f"# foliofarm bisect: {r['check']} on {r['cell']}", "",
+             f"First bad commit: {r['first_bad'][:12]} {r['subject']!r}" + (f" ({r['why']})" if r["why"] else ""),
+             "", f"Figures at the last good commit {r['good'][:12]} and at the first bad one:", "",
+             "| figure | good | bad | delta |", "|---|---:|---:|---:|"]
+    lines += [f"| {'!' if f.get('regression') else ''}{f['metric']} | {f['base']} | {f['series']} | "
+              f"{'' if f['delta'] is None else f['delta']} |" for f in r["figures"]]
+    lines += ["", "Steps:", "", "| commit | subject | verdict |", "|---|---|---|"]
+    lines += [f"| {s['commit'][:12]} | {s['subject']} | {s['verdict']} |" for s in r["steps"]]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="foliofarm bisect", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--step", type=Path, help=argparse.SUPPRESS)
+    ap.add_argument("--kernel", default="debian:7.3")
+    ap.add_argument("--good")
+    ap.add_argument("--bad")
+    ap.add_argument("--series")
+    ap.add_argument("--cell")
+    ap.add_argument("--check")
+    ap.add_argument("--variant", default="default")
+    ap.add_argument("--results", type=Path, default=ROOT / "results")
+    args = ap.parse_args(argv)
+    if args.step:
+        return step(args.step)
+    if not args.cell or not args.check:
+        print("foliofarm bisect: --cell and --check are needed", file=sys.stderr)
+        return 2
+    try:
+        return bisect(args)
+    except FarmError as exc:
+        print(f"foliofarm bisect: {exc}", file=sys.stderr)
+        return exc.exit_code
+
+
+if __name__ == "__main__":
+    sys.exit(main())
