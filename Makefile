@@ -8,7 +8,7 @@ ARGS     ?=
 RESULTS  ?= results
 PYTEST_ARGS ?=
 
-.PHONY: all run test unit integration bench mutants faults setup setup-host venv list clean
+.PHONY: all run test unit integration bench mutants faults fuzz setup setup-host venv list clean
 
 all: run
 
@@ -44,6 +44,11 @@ mutants: setup
 ## prints faults tried / survived (FAULTS_ARGS='--only NAME' for some)
 faults: setup
 	$(VENV)/bin/python -m foliofarm.faults --results "$(RESULTS)/faults" $(FAULTS_ARGS)
+
+## fuzz: the fuzz suite with fresh inputs, 5000 per target (make test runs 500, seeded)
+fuzz: setup
+	FOLIOFARM_FUZZ_RANDOM=1 FOLIOFARM_FUZZ_EXAMPLES=$${FOLIOFARM_FUZZ_EXAMPLES:-5000} \
+		$(VENV)/bin/pytest -ra -W ignore::DeprecationWarning tests/test_fuzz.py
 
 list: setup
 	$(VENV)/bin/foliofarm list

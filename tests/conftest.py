@@ -46,3 +46,13 @@ def budget():
                         f"of the {BUDGET_S / 60:.0f} min test budget left (FOLIOFARM_TEST_BUDGET_S); "
                         "run `make run ARGS='--kernel debian:6.12'` once to cache it")
     return check
+
+
+def pytest_terminal_summary(terminalreporter):
+    """The fuzz suite's inputs tried per target (tests/test_fuzz.py)."""
+    fuzz = sys.modules.get("test_fuzz") or sys.modules.get("tests.test_fuzz")
+    counts = getattr(fuzz, "COUNTS", None)
+    if counts:
+        terminalreporter.write_sep("-", "fuzz: inputs tried per target")
+        for target, n in counts.items():
+            terminalreporter.write_line(f"{target}: {n} inputs")

@@ -343,8 +343,11 @@ def evaluate(check: Check, dump_text: str, kernel: str, page: str, fs: str) -> O
         dump = smaps.parse_dump(dump_text)
         row = expectation_for(check.name, kernel, page, fs)
         metrics = METRICS[check.name](dump, check, row)
-    except (smaps.DumpError, KeyError, StopIteration) as exc:
-        return Outcome(check.name, "error", f"unusable dump: {exc}")
+    except (smaps.DumpError, KeyError, StopIteration, ValueError, TypeError, ArithmeticError,
+            IndexError) as exc:
+        # a damaged dump (a figure that is not a number, a record cut short):
+        # an error to measure again, never a verdict
+        return Outcome(check.name, "error", f"unusable dump: {type(exc).__name__}: {exc}")
     if metrics.get("probe_mismatches"):
         return Outcome(check.name, "error", f"the probe and pagemap disagree on "
                        f"{metrics['probe_mismatches']} pages: measurement not trusted", metrics)

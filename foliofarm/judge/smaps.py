@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
+from foliofarm import matrix
 
 KPF_COMPOUND_HEAD = 1 << 15
 KPF_COMPOUND_TAIL = 1 << 16
@@ -114,6 +115,10 @@ def parse_dump(text: str) -> Dump:
             raise DumpError(f"line {n}: malformed {line!r}: {exc}") from exc
     if "page_size" not in meta:
         raise DumpError("no meta line with page_size: not a foliofarm dump")
+    sizes = sorted(p.bytes for p in matrix.page_sizes().values())
+    if not meta["page_size"].isdigit() or int(meta["page_size"]) not in sizes:
+        raise DumpError(f"meta page_size {meta['page_size']!r} is not a page size "
+                        f"({', '.join(map(str, sizes))})")
     if cur is not None:
         raise DumpError(f"map {cur.label!r} has no endmap: the dump was cut short")
     return Dump(meta, figures, mappings, kpf, series, trace, records)

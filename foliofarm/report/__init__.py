@@ -439,6 +439,17 @@ def write(run_dir: Path, doc: dict[str, Any]) -> tuple[Path, Path]:
     return md, page
 
 
+def readback(path: Path) -> dict[str, Any]:
+    """A results.json handed over, checked against the schema, its verdicts
+    judged again from its cells (a killed run's has none; a copy's may be
+    stale or damaged: they are derived data, never trusted as read)."""
+    doc = schema.load(path)
+    doc.pop("verdicts", None)
+    if doc.get("sides"):
+        doc["verdicts"] = compare.verdicts(doc)
+    return doc
+
+
 class MergeError(ValueError):
     pass
 
@@ -488,7 +499,7 @@ def main(argv: list[str] | None = None) -> int:
     docs = []
     for d in args.run_dir:
         try:
-            docs.append(schema.load(d / "results.json"))
+            docs.append(readback(d / "results.json"))
         except schema.ResultsError as exc:
             print(f"foliofarm report: {exc}", file=sys.stderr)
             return 2
@@ -499,8 +510,6 @@ def main(argv: list[str] | None = None) -> int:
     out_dir = args.out or args.run_dir[0]
     try:
         doc = merge(docs) if args.out is not None else docs[0]
-        if doc.get("sides") and args.out is None:
-            doc["verdicts"] = compare.verdicts(doc)   # a killed run's results.json has none yet
     except MergeError as exc:
         print(f"foliofarm report: {exc}", file=sys.stderr)
         return 2
