@@ -3,7 +3,6 @@ Debian kernels, variants, and the cells a run covers."""
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -45,8 +44,8 @@ class Cell:
 
 @cache
 def data() -> dict[str, Any]:
-    with open(KERNEL_CONFIGS / "matrix.toml", "rb") as f:
-        return tomllib.load(f)
+    from foliofarm import datafiles
+    return datafiles.load(KERNEL_CONFIGS / "matrix.toml", datafiles.MatrixFile)
 
 
 def page_sizes() -> dict[str, PageSize]:

@@ -5,7 +5,6 @@ pure functions over text and numbers. The patterns are data
 from __future__ import annotations
 
 import re
-import tomllib
 from dataclasses import dataclass
 from functools import cache
 
@@ -30,8 +29,8 @@ class Splat:
 
 @cache
 def patterns() -> tuple[Pattern, ...]:
-    with open(KERNEL_CONFIGS / "splats.toml", "rb") as f:
-        rows = tomllib.load(f)["splat"]
+    from foliofarm import datafiles
+    rows = datafiles.load(KERNEL_CONFIGS / "splats.toml", datafiles.SplatsFile)["splat"]
     return tuple(Pattern(r["kind"], re.compile(r["regex"]), bool(r.get("fatal")),
                          bool(r.get("hang"))) for r in rows)
 

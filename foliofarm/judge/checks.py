@@ -5,12 +5,11 @@ an outcome, using only the expectations in data."""
 from __future__ import annotations
 
 import fnmatch
-import tomllib
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any, Callable
 
-from foliofarm import matrix
+from foliofarm import datafiles, matrix
 from foliofarm.judge import smaps
 from foliofarm.errors import UsageError
 from foliofarm.paths import VMTESTS
@@ -42,8 +41,7 @@ class Outcome:
 
 @cache
 def catalogue() -> dict[str, Check]:
-    with open(VMTESTS / "checks.toml", "rb") as f:
-        table = tomllib.load(f)
+    table = datafiles.load(VMTESTS / "checks.toml", datafiles.CHECKS_FILE)
     out = {}
     for name, row in table.items():
         row = dict(row)
@@ -67,8 +65,7 @@ def select(requested: str | None) -> list[Check]:
 @cache
 def expectations(check: str) -> list[dict[str, Any]]:
     path = VMTESTS / "expectations" / f"{check}.toml"
-    with open(path, "rb") as f:
-        return tomllib.load(f).get("expect", [])
+    return datafiles.load(path, datafiles.ExpectationsFile).get("expect", [])
 
 
 def expectation_for(check: str, kernel: str, page: str, fs: str) -> dict[str, Any] | None:

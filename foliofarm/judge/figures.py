@@ -14,11 +14,11 @@ The declarations live beside the bounds, in tests/vmtests/expectations/<check>.t
 from __future__ import annotations
 
 import fnmatch
-import tomllib
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
+from foliofarm import datafiles
 from foliofarm.paths import VMTESTS
 
 # Not figures of the kernel's behaviour: how long the guest took, what was asked.
@@ -41,8 +41,7 @@ def specs(check: str) -> tuple[Spec, ...]:
     path = VMTESTS / "expectations" / f"{check}.toml"
     if not path.is_file():
         return ()
-    with open(path, "rb") as f:
-        table = tomllib.load(f).get("figures", {})
+    table = datafiles.load(path, datafiles.ExpectationsFile).get("figures", {})
     out = []
     for name, row in table.items():
         if row.get("better") not in BETTER:

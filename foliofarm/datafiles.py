@@ -1,0 +1,130 @@
+"""The project's own data files, checked against their shapes when read: the
+matrix (configs/kernels/matrix.toml), the console patterns (splats.toml), the
+check catalogue (tests/vmtests/checks.toml) and the expectations
+(tests/vmtests/expectations/*.toml). A file that is not TOML, or whose shape is
+wrong, stops the run with one line naming the file and the field."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any, Optional, Union
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
+
+from foliofarm.errors import ConfigError
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class _Open(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+class PageSizeRow(_Strict):
+    bytes: int
+    fragment: str
+    cont_pte_pages: int = Field(gt=0)
+    anon_mthp_kb: int = Field(gt=0)
+
+    @field_validator("bytes")
+    @classmethod
+    def _power_of_two(cls, v: int) -> int:
+        if v < 4096 or v & (v - 1):
+            raise ValueError(f"{v} is not a page size (a power of two of at least 4096)")
+        return v
+
+
+class FilesystemRow(_Strict):
+    mount_options: str
+    rw_mount_options: str = ""
+
+
+class DebianKernelRow(_Strict):
+    suite: str
+
+
+class VariantRow(_Strict):
+    fragments: list[str]
+
+
+class Defaults(_Strict):
+    kernel: str
+    page_sizes: list[str]
+    filesystems: list[str]
+    guest_suite: str
+
+
+class MatrixFile(_Strict):
+    page_sizes: dict[str, PageSizeRow] = Field(min_length=1)
+    filesystems: dict[str, FilesystemRow] = Field(min_length=1)
+    debian_kernels: dict[str, DebianKernelRow] = Field(min_length=1)
+    variants: dict[str, VariantRow]
+    defaults: Defaults
+
+
+class SplatRow(_Strict):
+    kind: str
+    regex: str
+    fatal: bool = False
+    hang: bool = False
+
+
+class SplatsFile(_Open):
+    splat: list[SplatRow] = Field(min_length=1)
+
+
+class CheckRow(_Open):
+    program: str
+    args: list[str]
+    timeout: float = Field(gt=0)
+    description: str = ""
+
+
+class Xfail(_Strict):
+    kernel: str
+    reason: str
+
+
+class ExpectRow(_Open):
+    kernel: str = "*"
+    page_size: str = "*"
+    fs: str = "*"
+    xfail: Optional[Xfail] = None
+
+
+class FigureRow(_Open):
+    better: str
+    guards: str
+    tolerance: float = 0.0
+
+
+class ExpectationsFile(_Strict):
+    expect: list[ExpectRow] = Field(default_factory=list)
+    figures: dict[str, FigureRow] = Field(default_factory=dict)
+
+
+def load(path: Path, model: type[BaseModel] | TypeAdapter) -> dict[str, Any]:
+    """``path`` parsed as TOML and checked against ``model``; ConfigError names
+    the file and what is wrong."""
+    try:
+        with open(path, "rb") as f:
+            data = tomllib.load(f)
+    except FileNotFoundError:
+        raise ConfigError(f"{path} is missing") from None
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"{path}: not readable TOML ({exc})") from None
+    try:
+        model.validate_python(data) if isinstance(model, TypeAdapter) else model.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+        raise ConfigError(f"{path}: {where}: {first['msg']}{more}") from None
+    return data
+
+
+# checks.toml: one table per check
+CHECKS_FILE = TypeAdapter(dict[str, CheckRow])
