@@ -128,6 +128,18 @@ def _tree(args: argparse.Namespace, cache: Path) -> Iterator[tuple[Path, str, st
         yield wt.tree, good, bad, [locks.lock_path(cache, "tree", wt_dir)]
 
 
+def _end(state: dict[str, Any], tree: Path, commit: str, end: str) -> dict[str, Any]:
+    """Measure one end of the range; it must be what it is said to be."""
+    _git(tree, "checkout", "-q", "--detach", commit)
+    rec = measure(state, commit, end)
+    print(f"foliofarm bisect: {end} end {commit[:12]}: {rec['verdict']}", file=sys.stderr)
+    if rec["verdict"] != end:
+        raise UsageError(f"the {end} end {commit[:12]} is {rec['verdict']} for {state['check']} on "
+                         f"{state['cell']} ({rec.get('why') or rec.get('reason', '')}): nothing to "
+                         f"bisect; see {rec['log']}")
+    return rec
+
+
 def bisect(args: argparse.Namespace) -> int:
     page, fs, _ = parse_cell(args.cell)
     if args.check not in checks.catalogue():
@@ -144,19 +156,9 @@ def bisect(args: argparse.Namespace) -> int:
         bad = _git(tree, "rev-parse", bad).stdout.strip()
         state: dict[str, Any] = {"tree": str(tree), "cell": f"{page.name}-{fs.name}", "check": args.check,
                                  "variant": args.variant, "results": str(out), "good_metrics": None}
-        _git(tree, "checkout", "-q", "--detach", good)
-        g = measure(state, good, "good")
-        print(f"foliofarm bisect: good end {good[:12]}: {g['verdict']}", file=sys.stderr)
-        if g["verdict"] != "good":
-            raise UsageError(f"--good {good[:12]} is not good for {args.check} on {state['cell']}: "
-                             f"{g['verdict']} ({g.get('why') or g.get('reason', '')}); see {g['log']}")
+        g = _end(state, tree, good, "good")
         state["good_metrics"] = g["metrics"]
-        _git(tree, "checkout", "-q", "--detach", bad)
-        b = measure(state, bad, "bad")
-        print(f"foliofarm bisect: bad end {bad[:12]}: {b['verdict']}", file=sys.stderr)
-        if b["verdict"] != "bad":
-            raise UsageError(f"--bad {bad[:12]} shows no regression of {args.check} on {state['cell']} "
-                             f"({b['verdict']}): nothing to bisect")
+        b = _end(state, tree, bad, "bad")
         state_file = out / "state.json"
         write_json(state_file, state)
         _git(tree, "bisect", "reset", check=False)

@@ -119,11 +119,16 @@ def load(path: Path, model: type[BaseModel] | TypeAdapter) -> dict[str, Any]:
     try:
         model.validate_python(data) if isinstance(model, TypeAdapter) else model.model_validate(data)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
-        raise ConfigError(f"{path}: {where}: {first['msg']}{more}") from None
+        raise ConfigError(f"{path}: {describe(exc)}") from None
     return data
+
+
+def describe(exc: ValidationError) -> str:
+    """A validation error in one line: the first field that is wrong and why."""
+    first = exc.errors()[0]
+    where = ".".join(str(p) for p in first["loc"])
+    more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+    return f"{where}: {first['msg']}{more}"
 
 
 # checks.toml: one table per check

@@ -14,6 +14,7 @@ from typing import Any, Literal, Optional, Union
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from foliofarm.datafiles import describe
 from foliofarm.errors import UsageError
 
 SCHEMA_VERSION = 1
@@ -174,10 +175,7 @@ def check(doc: Any, where: str) -> dict[str, Any]:
     try:
         Results.model_validate(doc)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        path = ".".join(str(p) for p in first["loc"])
-        more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
-        raise ResultsError(f"{where}: {path}: {first['msg']}{more}") from None
+        raise ResultsError(f"{where}: {describe(exc)}") from None
     return doc
 
 
