@@ -87,6 +87,31 @@ def test_holds_nest_within_a_process(tmp_path):
                 pass
 
 
+def test_a_hold_handed_down_to_a_child_process_is_taken_as_held(tmp_path):
+    """foliofarm bisect holds the tree while `git bisect run` runs a farm step in
+    a child process: the child works under the parent's hold instead of waiting
+    for it forever; a process it was not handed to still waits."""
+    path = locks.lock_path(tmp_path, "tree", tmp_path / "linux")
+    code = textwrap.dedent(f"""
+        from pathlib import Path
+        from foliofarm import locks
+        with locks.hold(Path({str(path)!r}), "a build", False, log=lambda m: print(m, flush=True)):
+            print("built", flush=True)
+    """)
+    with locks.hold(path, "bisection", exclusive=True):
+        env = {**os.environ, **locks.handed_down(path), "PYTHONPATH": str(ROOT)}
+        child = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                               timeout=30)
+        assert child.stdout.strip() == "built"
+        stranger = subprocess.Popen([sys.executable, "-c", code], env={**os.environ, "PYTHONPATH": str(ROOT)},
+                                    stdout=subprocess.PIPE, text=True)
+        assert stranger.stdout.readline().startswith("waiting for a build")
+    assert stranger.stdout.readline().strip() == "built"
+    stranger.wait(timeout=30)
+    with pytest.raises(RuntimeError, match="not held"):
+        locks.handed_down(path)
+
+
 def test_a_base_build_waits_while_another_run_has_a_series_applied(tree, tmp_path):
     """Run A applies a series to the shared tree; run B, resolving the same tree
     for its base meanwhile, waits, and then finds it at its base commit."""
