@@ -83,3 +83,24 @@ def test_shell_boots_the_cells_guest_for_a_person(tmp_path):
         child.expect(pexpect.EOF, timeout=120)
     finally:
         child.close(force=True)
+
+
+def test_qemu_command_lines():
+    """The farm's guests: no network, test disks read-only or snapshots, the
+    outbox the only disk written; a person's guest gets the monitor on Ctrl-A."""
+    from foliofarm.guest.qemu import OUTBOX, Machine
+    m = Machine(kernel=Path("/k/Image"), initrd=Path("/k/initrd"), disks={"xfs": Path("/i/xfs.img")},
+                scratch={"xfs-rw": Path("/i/xfs.img")}, outbox=Path("/t/outbox.img"), accel="tcg", cpus=2,
+                memory_mb=4096)
+    argv = m.argv()
+    assert argv[argv.index("-nic") + 1] == "none" and argv[argv.index("-smp") + 1] == "2"
+    assert argv[argv.index("-m") + 1] == "4096"
+    drives = [argv[i + 1] for i, a in enumerate(argv) if a == "-drive"]
+    assert drives == ["if=none,id=xfs,file=/i/xfs.img,format=raw,readonly=on",
+                      "if=none,id=xfs-rw,file=/i/xfs.img,format=raw,snapshot=on",
+                      f"if=none,id={OUTBOX},file=/t/outbox.img,format=raw"]
+    assert argv[argv.index("-serial") + 1] == "stdio" and "-monitor" in argv
+    shell = Machine(kernel=Path("/k/Image"), initrd=Path("/k/initrd"), accel="tcg",
+                    extra_append="foliofarm.shell=1", interactive=True).argv()
+    assert shell[shell.index("-serial") + 1] == "mon:stdio" and "-monitor" not in shell
+    assert "foliofarm.shell=1" in shell[shell.index("-append") + 1]
