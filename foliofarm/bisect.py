@@ -46,15 +46,18 @@ def _git(tree: Path, *args: str, check: bool = True) -> subprocess.CompletedProc
     return p
 
 
-def measure(state: dict[str, Any], commit: str, label: str) -> dict[str, Any]:
+def measure(state: dict[str, Any], commit: str, label: str,
+            env: dict[str, str] | None = None) -> dict[str, Any]:
     """Run the farm on the tree as checked out now: just the cell and the check.
-    Returns the step's record (commit, subject, verdict, outcome, figures)."""
+    Returns the step's record (commit, subject, verdict, outcome, figures).
+    ``env``: with the bisection's locks handed down (a step under `git bisect
+    run` inherits them)."""
     tree = Path(state["tree"])
     out = Path(state["results"]) / "steps" / f"{label}-{commit[:12]}"
     argv = [sys.executable, "-m", "foliofarm", "run", "--kernel", str(tree), "--cells", state["cell"],
             "--checks", state["check"], "--variant", state["variant"], "--results", str(out)]
     t0 = time.monotonic()
-    p = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, check=False)
+    p = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, check=False, env=env)
     (out.parent).mkdir(parents=True, exist_ok=True)
     write_atomic(out.with_suffix(".log"), p.stdout + p.stderr)
     rec: dict[str, Any] = {"commit": commit, "subject": _git(tree, "log", "-1", "--format=%s", commit).stdout.strip(),
@@ -128,10 +131,10 @@ def _tree(args: argparse.Namespace, cache: Path) -> Iterator[tuple[Path, str, st
         yield wt.tree, good, bad, [locks.lock_path(cache, "tree", wt_dir)]
 
 
-def _end(state: dict[str, Any], tree: Path, commit: str, end: str) -> dict[str, Any]:
+def _end(state: dict[str, Any], tree: Path, commit: str, end: str, env: dict[str, str]) -> dict[str, Any]:
     """Measure one end of the range; it must be what it is said to be."""
     _git(tree, "checkout", "-q", "--detach", commit)
-    rec = measure(state, commit, end)
+    rec = measure(state, commit, end, env)
     print(f"foliofarm bisect: {end} end {commit[:12]}: {rec['verdict']}", file=sys.stderr)
     if rec["verdict"] != end:
         raise UsageError(f"the {end} end {commit[:12]} is {rec['verdict']} for {state['check']} on "
@@ -156,9 +159,10 @@ def bisect(args: argparse.Namespace) -> int:
         bad = _git(tree, "rev-parse", bad).stdout.strip()
         state: dict[str, Any] = {"tree": str(tree), "cell": f"{page.name}-{fs.name}", "check": args.check,
                                  "variant": args.variant, "results": str(out), "good_metrics": None}
-        g = _end(state, tree, good, "good")
+        env = {**os.environ, **source.GIT_IDENTITY, **locks.handed_down(*held), "PYTHONPATH": str(ROOT)}
+        g = _end(state, tree, good, "good", env)
         state["good_metrics"] = g["metrics"]
-        b = _end(state, tree, bad, "bad")
+        b = _end(state, tree, bad, "bad", env)
         state_file = out / "state.json"
         write_json(state_file, state)
         _git(tree, "bisect", "reset", check=False)
@@ -166,12 +170,10 @@ def bisect(args: argparse.Namespace) -> int:
         try:
             run = subprocess.run(["git", "-C", str(tree), "bisect", "run", sys.executable, "-m",
                                   "foliofarm.bisect", "--step", str(state_file)],
-                                 cwd=ROOT, capture_output=True, text=True, check=False,
-                                 env={**os.environ, **source.GIT_IDENTITY, **locks.handed_down(*held),
-                                      "PYTHONPATH": str(ROOT)})
+                                 cwd=ROOT, capture_output=True, text=True, check=False, env=env)
             log = _git(tree, "bisect", "log", check=False).stdout
         finally:
-            _git(tree, "bisect", "reset", "-q", check=False)
+            _git(tree, "bisect", "reset", check=False)
         write_atomic(out / "git-bisect-run.log", run.stdout + run.stderr)
         first = next((ln.split()[0] for ln in run.stdout.splitlines() if ln.endswith("is the first bad commit")), None)
         steps = [json.loads(ln) for ln in (out / "state.steps.jsonl").read_text().splitlines()] \

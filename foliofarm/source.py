@@ -177,10 +177,14 @@ def restore_base(tree: Path) -> bool:
     head = _git(tree, "rev-parse", "HEAD").strip()
     base = _git(tree, "rev-parse", "refs/heads/base").strip()
     am = (tree / ".git" / "rebase-apply").exists()
+    bisecting = (tree / ".git" / "BISECT_LOG").exists()
+    on_base = subprocess.run(["git", "-C", str(tree), "symbolic-ref", "-q", "--short", "HEAD"],
+                             capture_output=True, text=True, check=False).stdout.strip() == "base"
     dirty = _git(tree, "status", "--porcelain", "--untracked-files=no").strip()
-    if head == base and not am and not dirty:
+    if head == base and on_base and not am and not bisecting and not dirty:
         return False
     subprocess.run(["git", "-C", str(tree), "am", "--abort"], capture_output=True, check=False)
+    subprocess.run(["git", "-C", str(tree), "bisect", "reset"], capture_output=True, check=False)
     _git(tree, "checkout", "-q", "-f", "base")
     subprocess.run(["git", "-C", str(tree), "branch", "-q", "-D", WORK_BRANCH], capture_output=True,
                    check=False)

@@ -212,6 +212,11 @@ def test_debian_tree_left_mid_series_is_built_as_base(tree, tmp_path, capsys):
     assert "restored to its base commit" in capsys.readouterr().err
     assert snapshot(tree) == before
     assert (tree.tree / "mm" / "filemap.c").read_text() == "int a;\nint b;\nint c;\n"
+    # killed mid-bisection: detached, a bisection in progress
+    commit(tree, "int a;", "int a8;", "step")
+    git(tree.tree, "bisect", "start", "HEAD", "HEAD~1")
+    assert source.restore_base(tree.tree) is True
+    assert snapshot(tree)[1] == before[1] and not (tree.tree / ".git" / "BISECT_LOG").exists()
 
 
 def test_dirty_tree_is_refused(tree, tmp_path):
