@@ -175,23 +175,8 @@ def main(argv: list[str] | None = None) -> int:
     report["check_seconds"] = {name: {p: round(sum(v) / len(v), 2) for p, v in pages.items()}
                                for name, pages in per_check.items()}
 
-    # Pre-submit: a one-file mm patch against the warm base, to verdict.
-    ui.log("pre-submit: a one-file mm patch, base warm, full matrix")
-    with tempfile.TemporaryDirectory(prefix="ffseries-") as tmp:
-        ser_s, ser_rc, ser = timed_run(["--kernel", args.kernel, "--series", str(unique_mm_patch(Path(tmp)))])
-    series_builds = {k["page_size"]: k.get("build_seconds") for k in ser["kernels"]
-                     if k.get("side") == "series" and k.get("built_now")}
-    verdicts: dict[str, int] = {}
-    for r in ser.get("verdicts", []):
-        verdicts[r["verdict"]] = verdicts.get(r["verdict"], 0) + 1
-    report["series_to_verdict"] = {
-        "seconds": round(ser_s, 1), "exit": ser_rc, "target_seconds": SERIES_TARGET_S,
-        "ratio_to_target": round(ser_s / SERIES_TARGET_S, 2),
-        "incremental_build_seconds": series_builds,
-        "base_reused": sum(1 for b in ser.get("boots", []) if b.get("reused")),
-        "verdicts": verdicts}
-
-    # Per kernel: farm vs raw make.
+    # Per kernel: farm vs raw make (before the series run, which leaves its own
+    # objects in the build directories).
     cache = cache_dir()
     src = source.resolve(args.kernel, cache)
     builder = Builder(cache)
@@ -215,6 +200,22 @@ def main(argv: list[str] | None = None) -> int:
             entry["cold_overhead_ratio"] = round((meta.get("seconds") or 0) / raw, 3)
         kernels.append(entry)
     report["kernels"] = kernels
+
+    # Pre-submit: a one-file mm patch against the warm base, to verdict.
+    ui.log("pre-submit: a one-file mm patch, base warm, full matrix")
+    with tempfile.TemporaryDirectory(prefix="ffseries-") as tmp:
+        ser_s, ser_rc, ser = timed_run(["--kernel", args.kernel, "--series", str(unique_mm_patch(Path(tmp)))])
+    series_builds = {k["page_size"]: k.get("build_seconds") for k in ser["kernels"]
+                     if k.get("side") == "series" and k.get("built_now")}
+    verdicts: dict[str, int] = {}
+    for r in ser.get("verdicts", []):
+        verdicts[r["verdict"]] = verdicts.get(r["verdict"], 0) + 1
+    report["series_to_verdict"] = {
+        "seconds": round(ser_s, 1), "exit": ser_rc, "target_seconds": SERIES_TARGET_S,
+        "ratio_to_target": round(ser_s / SERIES_TARGET_S, 2),
+        "incremental_build_seconds": series_builds,
+        "base_reused": sum(1 for b in ser.get("boots", []) if b.get("reused")),
+        "verdicts": verdicts}
 
     if args.cold:
         report["cold_run"] = cold_run(ui, args.kernel, cache, warm_s,
