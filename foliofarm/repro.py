@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from foliofarm.paths import ROOT
-from foliofarm.util import write_atomic
+from foliofarm.util import UMASK, write_atomic
 
 
 def _spec(value: str) -> str:
@@ -55,11 +55,6 @@ def write(run_dir: Path, doc: dict[str, Any], opts: Any) -> list[Path]:
             f"exec {shlex.join(cmd)} --results \"${{RESULTS:-$here/repro}}\" \"$@\"\n")
         f = cdir / "repro.sh"
         write_atomic(f, script)
-        os.chmod(f, 0o777 & ~_umask())
+        os.chmod(f, 0o777 & ~UMASK)
         written.append(f)
     return written
-
-
-def _umask() -> int:
-    from foliofarm.util import UMASK
-    return UMASK
