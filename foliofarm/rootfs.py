@@ -73,7 +73,7 @@ def initramfs(cache: Path, arts: Artifacts) -> Path:
                      (f"{fs.name}-rw {fs.name} {fs.rw_mount_options}\n" if fs.rw_mount_options else "")
                      for fs in matrix.filesystems().values())
     key = sha256_text(sha256_files([bb, *progs.iterdir(), arts.probe, arts.splat_module,
-                                    ROOTFS / "init"]), mounts)[:16]
+                                    ROOTFS / "init", ROOTFS / "banner"]), mounts)[:16]
     out = cache / "initramfs" / f"{arts.dir.name}-{key}.cpio"
     if sealed(out):
         return out
@@ -89,6 +89,7 @@ def initramfs(cache: Path, arts: Artifacts) -> Path:
         f"file /bin/busybox {bb} 0755 0 0",
         "slink /bin/sh /bin/busybox 0777 0 0",
         f"file /init {ROOTFS / 'init'} 0755 0 0",
+        f"file /bin/ffbanner {ROOTFS / 'banner'} 0755 0 0",
         f"file /lib/ffprobe.ko {arts.probe} 0644 0 0",
         f"file /lib/ffsplat.ko {arts.splat_module} 0644 0 0",
         f"file /etc/foliofarm-mounts {mounts_file} 0644 0 0",

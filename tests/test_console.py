@@ -121,3 +121,34 @@ def test_ordinary_lines_are_not_splats():
         "debug: BUGS_fixed=3", "no WARNINGS here",
     ])
     assert splat.scan(text) == []
+
+
+def test_banner_garbled_by_a_kernel_message_is_read_again(tmp_path):
+    """Recorded on a 64K boot of 7.3: the module's taint message, printed by the
+    kernel's console thread, landed inside the shell's banner line. The line is
+    not trusted; the guest is asked for the banner again."""
+    text = (CONSOLES / "boot-7.3-64k-garbled-banner.log").read_text()
+    banner, garbled = GuestSession._parse_banner(text)
+    assert garbled and "probe" not in banner
+    assert banner["page_size"] == "65536" and banner["mount:erofs"] == "vda"
+    script = tmp_path / "banner"
+    script.write_text("echo 'FOLIOFARM probe loaded'\necho 'FOLIOFARM outbox vdb'\n")
+    g = session(tmp_path, "boot-7.3-64k-garbled-banner.log")
+    g.banner_command = f"sh {script}"
+    with g:
+        assert g.banner["probe"] == "loaded"
+        assert g.banner["mount:erofs"] == "vda" and g.banner["outbox"] == "vdb"
+        assert any(r.command == f"sh {script}" for r in g.history)
+
+
+def test_banner_values_are_read_only_from_whole_lines():
+    text = ("FOLIOFARM mounted xfs vdbffprobe: loading out-of-tree module taints kernel.\n"
+            "FOLIOFARM probe loaded\nFOLIOFARM mount FAILED ext4 vda\n"
+            "FOLIOFARM kernel 7.3.4 page_size 16384\nFOLIOFARM-READY\n")
+    banner, garbled = GuestSession._parse_banner(text)
+    assert garbled and "mount:xfs" not in banner
+    assert banner == {"probe": "loaded", "mount:ext4": "FAILED", "uname": "7.3.4",
+                      "page_size": "16384"}
+    assert GuestSession.banner_complete(banner)
+    assert not GuestSession.banner_complete({"probe": "loadedffprobe:", "uname": "7.3.4",
+                                             "page_size": "16384"})

@@ -24,6 +24,11 @@ from foliofarm.guest import splat
 from foliofarm.errors import GuestError
 
 READY = "FOLIOFARM-READY"
+# rootfs/banner's lines, each read whole.
+BANNER_LINE = re.compile(
+    r"FOLIOFARM (?:probe (?P<probe>loaded|FAILED)|outbox (?P<outbox>vd[a-z]+)"
+    r"|mounted (?P<serial>[\w-]+) (?P<dev>vd[a-z]+)|mount FAILED (?P<failed>[\w-]+) vd[a-z]+"
+    r"|kernel (?P<uname>\S+) page_size (?P<page>\d+))")
 # After a lockup or hung-task report, how long the command in flight still gets.
 HANG_GRACE_S = 15.0
 # Markers and reports are searched for in the newest console text only: over the
@@ -92,6 +97,7 @@ class GuestSession:
     console_cap = CONSOLE_CAP        # bytes of console output one command may print
     kernel_log_command = "dmesg -c"
     device_dir = "/dev"              # where the guest finds the outbox device
+    banner_command = "/bin/ffbanner"  # rootfs/banner: prints the boot banner again
 
     def __init__(self, argv: list[str], console_log: Path, boot_timeout: float = 300,
                  outbox: Path | None = None) -> None:
@@ -129,12 +135,16 @@ class GuestSession:
             self.__exit__(None, None, None)
             raise
         self.boot_seconds = time.monotonic() - t0
-        self.banner = self._parse_banner(before)
+        self.banner, garbled = self._parse_banner(before)
         self._take_splats()
         # The first command reads the whole boot log and the boot's taint: the
         # baseline every later command is measured against.
         first = self.run("true", timeout=60)
         self.boot_log = first.kernel_log
+        if garbled or not self.banner_complete(self.banner):
+            # a kernel message garbled the banner: the guest prints it again
+            again, _ = self._parse_banner(self.run(self.banner_command, timeout=60).output)
+            self.banner = {**self.banner, **again}
         self.splats.extend(s for s in splat.scan(first.kernel_log)
                            if not any(s.line == o.line for o in self.splats))
         return self
@@ -334,20 +344,35 @@ class GuestSession:
         return "\n".join(self._log_text().splitlines()[-lines:])
 
     @staticmethod
-    def _parse_banner(text: str) -> dict[str, str]:
+    def _parse_banner(text: str) -> tuple[dict[str, str], bool]:
+        """The banner lines' values (rootfs/banner prints them), and whether a
+        line was garbled: the kernel's console output is not ordered with the
+        shell's, and a kernel message may land in the middle of a banner line
+        ("FOLIOFARM probe loadedffprobe: loading out-of-tree module taints
+        kernel."). Only whole lines are read."""
         out: dict[str, str] = {}
+        garbled = False
         for line in normalise(text).splitlines():
-            if line.startswith("FOLIOFARM "):
-                words = line.split()
-                if words[1] == "kernel" and len(words) >= 5:
-                    out["uname"] = words[2]
-                    out["page_size"] = words[4]
-                elif words[1] == "outbox" and len(words) >= 3:
-                    out["outbox"] = words[2]
-                elif words[1] == "probe":
-                    out["probe"] = words[2]
-                elif words[1] == "mounted" and len(words) >= 4:
-                    out[f"mount:{words[2]}"] = words[3]
-                elif words[1] == "mount" and len(words) >= 5:
-                    out[f"mount:{words[3]}"] = "FAILED"
-        return out
+            line = line.strip()
+            if "FOLIOFARM" not in line or line == READY:
+                continue
+            m = BANNER_LINE.fullmatch(line)
+            if m is None:
+                garbled = True
+            elif m["probe"]:
+                out["probe"] = m["probe"]
+            elif m["outbox"]:
+                out["outbox"] = m["outbox"]
+            elif m["serial"]:
+                out[f"mount:{m['serial']}"] = m["dev"]
+            elif m["failed"]:
+                out[f"mount:{m['failed']}"] = "FAILED"
+            else:
+                out["uname"], out["page_size"] = m["uname"], m["page"]
+        return out, garbled
+
+    @staticmethod
+    def banner_complete(banner: dict[str, str]) -> bool:
+        """The values every boot must report were read whole."""
+        return (banner.get("probe") in ("loaded", "FAILED") and "uname" in banner
+                and banner.get("page_size", "").isdigit())
