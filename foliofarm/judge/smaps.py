@@ -124,9 +124,14 @@ def parse_dump(text: str) -> Dump:
     return Dump(meta, figures, mappings, kpf, series, trace, records)
 
 
-def folio_of(pfn: int, kpf: dict[int, int]) -> tuple[int, int] | None:
+def folio_of(pfn: int, kpf: dict[int, int],
+             memo: dict[int, tuple[int, int] | None] | None = None) -> tuple[int, int] | None:
     """(head pfn, number of pages) of ``pfn``'s folio, or None if the dump lacks
-    the pages needed to tell."""
+    the pages needed to tell. ``memo``, kept by a caller that asks about many
+    pages of one dump, remembers each folio for all its pages: a PMD folio's
+    512 pages then cost one walk, not 512."""
+    if memo is not None and pfn in memo:
+        return memo[pfn]
     flags = kpf.get(pfn)
     if flags is None:
         return None
@@ -142,6 +147,9 @@ def folio_of(pfn: int, kpf: dict[int, int]) -> tuple[int, int] | None:
     nr = 1
     while kpf.get(head + nr, 0) & KPF_COMPOUND_TAIL:
         nr += 1
+    if memo is not None:
+        for q in range(head, min(head + nr, head + MAX_FOLIO_PAGES + 1)):
+            memo[q] = (head, nr)
     return head, nr
 
 
@@ -182,6 +190,7 @@ def analyse(m: Mapping, kpf: dict[int, int], page_size: int, cont_pte_pages: int
     aligned: Counter[int] = Counter()
     by_folio: dict[tuple[int, int], list[Page]] = defaultdict(list)
     unknown = mismatches = cont = pmd = 0
+    memo: dict[int, tuple[int, int] | None] = {}
     for p in m.pages:
         if p.probe == "-" or p.probe_pfn != p.pfn:
             mismatches += 1
@@ -189,7 +198,7 @@ def analyse(m: Mapping, kpf: dict[int, int], page_size: int, cont_pte_pages: int
             cont += 1
         if "m" in p.probe:
             pmd += 1
-        f = folio_of(p.pfn, kpf)
+        f = folio_of(p.pfn, kpf, memo)
         if f is None:
             unknown += 1
             cats["unknown"] += 1
@@ -229,11 +238,11 @@ def analyse(m: Mapping, kpf: dict[int, int], page_size: int, cont_pte_pages: int
         p0 = by_index.get(i)
         if p0 is None or p0.pfn % block:
             continue
-        f0 = folio_of(p0.pfn, kpf)
+        f0 = folio_of(p0.pfn, kpf, memo)
         if f0 is None:
             continue
         ok = all((q := by_index.get(i + j)) is not None and q.pfn == p0.pfn + j
-                 and folio_of(q.pfn, kpf) == f0 for j in range(block))
+                 and folio_of(q.pfn, kpf, memo) == f0 for j in range(block))
         if ok:
             inferred += block
     if inferred:
