@@ -5,6 +5,7 @@ series and keeps the results' series, sides and per-commit records."""
 
 from __future__ import annotations
 
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, Callable, Protocol
 
@@ -12,6 +13,7 @@ from foliofarm import locks, matrix, series, source
 from foliofarm.build import Builder
 from foliofarm.errors import BuildError, UsageError
 from foliofarm.results import ResultsWriter
+from foliofarm.util import settle
 
 
 class Sides(Protocol):
@@ -24,7 +26,12 @@ class Sides(Protocol):
     log: Callable[..., None]
     status: Callable[[str], Any]
 
-    def measure(self, src: source.KernelSource, side: str | None) -> bool: ...
+    def measure(self, src: source.KernelSource, side: str | None,
+                builds: list[Future[Any]] | None = None) -> bool: ...
+
+    def start_builds(self, src: source.KernelSource) -> list[Future[Any]]: ...
+
+    def base_is_built(self, src: source.KernelSource) -> bool: ...
 
 
 def label(src: source.KernelSource, variant: str) -> str:
@@ -94,6 +101,8 @@ def _with_series(run: Sides, src: source.KernelSource, ser: series.Series, each_
     for p in w.doc["checkpatch"]:
         run.log(f"checkpatch {p['number']}/{len(ser.patches)} {p['subject']}: "
                 f"{p['errors']} errors, {p['warnings']} warnings, {p['checks']} checks")
+    if not each_commit and run.base_is_built(src):
+        return _series_over_built_base(run, src, ser)
     ok = run.measure(src, "base")
     with series.applied(src, ser, cache=run.cache) as ap:
         set_sides(run, src, ap.source)
@@ -101,6 +110,25 @@ def _with_series(run: Sides, src: source.KernelSource, ser: series.Series, each_
             build_each_commit(run, ap)
         ok = run.measure(ap.source, "series") and ok
     return ok
+
+
+def _series_over_built_base(run: Sides, src: source.KernelSource, ser: series.Series) -> bool:
+    """The base is built for every page size (no make): take its artifacts while
+    the tree is at the base, then apply the series and start its builds, and
+    judge the base (its saved measurements, or boots) while the series' first
+    page size builds."""
+    base_builds = run.start_builds(src)
+    for f in base_builds:
+        f.exception()       # cache look-ups: the tree must be at the base for them
+    with series.applied(src, ser, cache=run.cache) as ap:
+        set_sides(run, src, ap.source)
+        builds = run.start_builds(ap.source)
+        try:
+            ok = run.measure(src, "base", base_builds)
+        except BaseException:
+            settle(builds)    # the series' tree stays applied until its build is done
+            raise
+        return run.measure(ap.source, "series", builds) and ok
 
 
 def build_each_commit(run: Sides, ap: series.Applied) -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import time
 
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,7 +23,11 @@ from foliofarm.judge.checks import Check, Outcome
 from foliofarm.matrix import Cell
 from foliofarm.paths import cache_dir
 from foliofarm.results import ResultsWriter
-from foliofarm.util import clean_stale_tmp
+from foliofarm.util import clean_stale_tmp, settle
+
+# One page size's build: the artifacts and their initramfs, or what stopped it.
+Built = tuple[Artifacts | None, Path | None, FarmError | None]
+
 
 @dataclass
 class RunOptions:
@@ -62,6 +66,7 @@ class Run:
         self.builder: Builder
         self.disks: dict[str, Path] = {}
         self.kernel_xy = ""     # "X.Y" of the kernel being measured, for expectations
+        self.build_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="build")
 
     def log(self, msg: str, style: str | None = None) -> None:
         """Log plain text: kernel and compiler messages are full of [brackets]
@@ -103,6 +108,8 @@ class Run:
             w.add("errors", {"stage": "setup", "message": str(exc)})
             self.ui.print(Text("error: ", style="red") + Text(str(exc)))
             complete = False
+        finally:
+            self.build_pool.shutdown(wait=True, cancel_futures=True)
         code = w.finish(complete)
         try:
             repro.write(w.dir, w.doc, o)
@@ -169,29 +176,39 @@ class Run:
 
     # -- one kernel, every page size ----------------------------------------------
 
-    def measure(self, src: source.KernelSource, side: str | None) -> bool:
-        """Build ``src`` for every page size and measure it on every cell."""
+    def measure(self, src: source.KernelSource, side: str | None,
+                builds: list[Future[Built]] | None = None) -> bool:
+        """Build ``src`` for every page size and measure it on every cell.
+        ``builds``: its builds already queued (start_builds)."""
         self.kernel_xy = src.xy
         ok = True
-        pages = self.opts.page_sizes
-        # The next page size builds while this one boots and runs its checks: a
-        # TCG guest mostly keeps one thread busy, so make gets the rest.
-        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="build") as pool:
-            nxt = pool.submit(self._build, src, pages[0])
-            for i, page in enumerate(pages):
-                if not nxt.done():
+        builds = builds if builds is not None else self.start_builds(src)
+        try:
+            for page, fut in zip(self.opts.page_sizes, builds):
+                if not fut.done():
                     with self.ui.status(f"building {plan.label(src, self.variant)} {page.name} "
                                         "(make Image modules)"):
-                        built = nxt.result()
+                        built = fut.result()
                 else:
-                    built = nxt.result()
-                if i + 1 < len(pages):
-                    nxt = pool.submit(self._build, src, pages[i + 1])
+                    built = fut.result()
                 ok = self._page_size(built, src, page, side) and ok
+        finally:
+            settle(builds)   # the tree they build must not change under a running one
         return ok
 
-    def _build(self, src: source.KernelSource, page: matrix.PageSize
-               ) -> tuple[Artifacts | None, Path | None, FarmError | None]:
+    def start_builds(self, src: source.KernelSource) -> list[Future[Built]]:
+        """Queue ``src``'s build for every page size on the run's one build
+        thread: the next page size builds while this one boots and runs its
+        checks (a TCG guest mostly keeps one core busy, make gets the rest),
+        and a series' first build runs while its warm base is judged. The tree
+        must stay as it is until the builds are settled (util.settle)."""
+        return [self.build_pool.submit(self._build, src, page) for page in self.opts.page_sizes]
+
+    def base_is_built(self, src: source.KernelSource) -> bool:
+        """Every page size of ``src`` is in the artifact cache: building it runs no make."""
+        return all(self.builder.is_cached(src, page, self.variant) for page in self.opts.page_sizes)
+
+    def _build(self, src: source.KernelSource, page: matrix.PageSize) -> Built:
         """Build one kernel and its initramfs (in the build thread: no writer, no status)."""
         try:
             arts = self.builder.build(src, page, self.opts.variant)
@@ -199,7 +216,7 @@ class Run:
         except FarmError as exc:
             return None, None, exc
 
-    def _page_size(self, built: tuple[Artifacts | None, Path | None, FarmError | None],
+    def _page_size(self, built: Built,
                    src: source.KernelSource, page: matrix.PageSize, side: str | None) -> bool:
         w = self.writer
         label = plan.label(src, self.variant)

@@ -10,6 +10,7 @@ import shlex
 import shutil
 import subprocess
 import tempfile
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -224,3 +225,13 @@ def check_free_space(path: Path, need_gb: float, what: str) -> None:
 
 def is_enospc(exc: BaseException) -> bool:
     return isinstance(exc, OSError) and exc.errno == errno.ENOSPC
+
+
+def settle(futures: list[Future[Any]]) -> None:
+    """Drop the futures that have not started and wait for those that have
+    (their errors are theirs to report: only their end is waited for)."""
+    for f in futures:
+        f.cancel()
+    for f in futures:
+        if not f.cancelled():
+            f.exception()
