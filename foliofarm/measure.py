@@ -8,14 +8,16 @@ series' figure counts as changed only when it moves beyond it."""
 
 from __future__ import annotations
 
+import heapq
 import json
 import shlex
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from foliofarm.build import Artifacts
 from foliofarm.guest.qemu import OUTBOX_BYTES, Machine
@@ -32,6 +34,34 @@ from foliofarm.util import sha256_text, tmp_dir, write_json
 BOOT_LAYOUT = "one boot per cell"
 
 
+class GuestSlots:
+    """At most ``n`` guests at once across a run's page sizes, each free slot
+    given to the waiting cell of lowest rank (page size, then filesystem): the
+    next page size's cells boot as soon as this one's last cell leaves a core
+    free, and never ahead of a cell of this one."""
+
+    def __init__(self, n: int) -> None:
+        self.free = max(1, n)
+        self.waiting: list[tuple[Any, ...]] = []
+        self.cond = threading.Condition()
+
+    @contextmanager
+    def slot(self, rank: tuple[Any, ...]) -> Iterator[None]:
+        with self.cond:
+            heapq.heappush(self.waiting, rank)
+            while self.free == 0 or self.waiting[0] != rank:
+                self.cond.wait()
+            heapq.heappop(self.waiting)
+            self.free -= 1
+            self.cond.notify_all()     # the next in line may take another free slot
+        try:
+            yield
+        finally:
+            with self.cond:
+                self.free += 1
+                self.cond.notify_all()
+
+
 @dataclass
 class Context:
     """What measuring needs from a run: no more, so it can be driven alone."""
@@ -45,6 +75,7 @@ class Context:
     guests: int = 1          # cells booted at once (one TCG guest keeps about one core busy)
     cpus: int = 1            # each guest's vCPUs
     memory_mb: int = 2048    # and memory
+    slots: GuestSlots | None = None   # shared by the page sizes measured at once
 
 
 @dataclass
@@ -97,8 +128,9 @@ def judge(ctx: Context, k: Kernel, cell: Cell, chk: Check, m: dict[str, Any]) ->
         (cdir / f"{chk.name}.kernel.log").write_text(m["kernel_log"])
     t0 = time.monotonic()
     out = judge_measurement(chk, m, k.kernel_xy, cell.page.name, cell.fs.name)
-    stages = ctx.writer.doc.setdefault("stages", {})
-    stages["judge_s"] = round(stages.get("judge_s", 0.0) + time.monotonic() - t0, 3)
+    with ctx.writer.lock:
+        stages = ctx.writer.doc.setdefault("stages", {})
+        stages["judge_s"] = round(stages.get("judge_s", 0.0) + time.monotonic() - t0, 3)
     return out
 
 
@@ -110,14 +142,15 @@ def base_timeouts(ctx: Context, k: Kernel) -> dict[tuple[str, str], float]:
     sides = ctx.writer.doc.get("sides") or {}
     base = (sides.get("base") or {}).get("kernel")
     out = {}
-    for cell in ctx.writer.doc["cells"]:
-        if cell["kernel"] != base or cell["page_size"] != k.cells[0].page.name:
-            continue
-        for c in cell["checks"]:
-            secs = c["metrics"].get("guest_seconds")
-            chk = next((x for x in ctx.checks if x.name == c["name"]), None)
-            if chk is not None and isinstance(secs, (int, float)) and c["outcome"] != "error":
-                out[(cell["fs"], chk.name)] = check_timeout(chk, secs)
+    with ctx.writer.lock:
+        for cell in ctx.writer.doc["cells"]:
+            if cell["kernel"] != base or cell["page_size"] != k.cells[0].page.name:
+                continue
+            for c in cell["checks"]:
+                secs = c["metrics"].get("guest_seconds")
+                chk = next((x for x in ctx.checks if x.name == c["name"]), None)
+                if chk is not None and isinstance(secs, (int, float)) and c["outcome"] != "error":
+                    out[(cell["fs"], chk.name)] = check_timeout(chk, secs)
     return out
 
 
@@ -179,16 +212,23 @@ def boot_and_measure(ctx: Context, k: Kernel, label: str = "",
                 pass
 
     groups = list(by_cell.values())
-    guests = max(1, min(ctx.guests, len(groups)))
-    ctx.log(f"booting {page.name} {kernel}{label}: {len(groups)} cell(s), {guests} guest(s) at a time",
-            None)
-    if guests == 1:
+    slots = ctx.slots or GuestSlots(ctx.guests)
+    fs_rank = {c.fs.name: i for i, c in enumerate(k.cells)}
+
+    def in_slot(g: list[tuple[Cell, Check]], status: Callable[[str], Any] | None) -> None:
+        cell = g[0][0]
+        with slots.slot((cell.page.bytes, label, fs_rank[cell.fs.name])):
+            cell_boots(g, status)
+
+    ctx.log(f"booting {page.name} {kernel}{label}: {len(groups)} cell(s), "
+            f"{min(ctx.guests, len(groups))} guest(s) at a time", None)
+    if ctx.guests == 1 and ctx.slots is None:
         for g in groups:
             cell_boots(g, ctx.status)
     else:
-        with ctx.status(f"{page.name} {kernel}{label}: {len(groups)} cells, {guests} guests at a time"), \
-                ThreadPoolExecutor(max_workers=guests, thread_name_prefix="guest") as pool:
-            for f in [pool.submit(cell_boots, g, None) for g in groups]:
+        with ctx.status(f"{page.name} {kernel}{label}: {len(groups)} cells, {ctx.guests} guests at a time"), \
+                ThreadPoolExecutor(max_workers=len(groups), thread_name_prefix="guest") as pool:
+            for f in [pool.submit(in_slot, g, None) for g in groups]:
                 f.result()
     if not label:
         order = [chk.name for chk in ctx.checks]
@@ -285,7 +325,7 @@ def load_saved(ctx: Context, path: Path, k: Kernel, quiet: bool = False) -> dict
 def record_noise(ctx: Context, k: Kernel, first: dict[str, Any], repeat: dict[str, Any]) -> None:
     """Per cell and check: how far each figure moved between two boots of the
     same base (0 for every figure under TCG so far), kept in results.json."""
-    noise = ctx.writer.doc.setdefault("noise", {})
+    found: dict[str, dict[str, Any]] = {}
     for cell in k.cells:
         key = f"{cell.page.name}-{cell.fs.name}"
         for chk in ctx.checks:
@@ -294,8 +334,12 @@ def record_noise(ctx: Context, k: Kernel, first: dict[str, Any], repeat: dict[st
                 continue
             ma = judge_measurement(chk, a, k.kernel_xy, cell.page.name, cell.fs.name).metrics
             mb = judge_measurement(chk, b, k.kernel_xy, cell.page.name, cell.fs.name).metrics
-            noise.setdefault(key, {})[chk.name] = figures.noise(ma, mb)
-    ctx.writer.flush()
+            found.setdefault(key, {})[chk.name] = figures.noise(ma, mb)
+    with ctx.writer.lock:
+        noise = ctx.writer.doc.setdefault("noise", {})
+        for key, per_check in found.items():
+            noise.setdefault(key, {}).update(per_check)
+        ctx.writer.flush()
 
 
 
@@ -304,7 +348,8 @@ def confirm_moves(ctx: Context, k: Kernel) -> None:
     from the base beyond its noise while the check passed, and settle each move
     (settle_moves). Two boots of the base can miss a rare flake; this keeps one
     from being reported as the series' doing."""
-    pending = moved_pairs(ctx.writer.doc, k.cells, ctx.checks)
+    with ctx.writer.lock:
+        pending = moved_pairs(ctx.writer.doc, k.cells, ctx.checks)
     if not pending:
         return
     ctx.log(f"{k.cells[0].page.name} {k.cells[0].kernel}: booting again to confirm moved figures of "
@@ -315,7 +360,9 @@ def confirm_moves(ctx: Context, k: Kernel) -> None:
         if not m or m.get("kind") != "dump":
             continue
         now = judge_measurement(chk, m, k.kernel_xy, cell.page.name, cell.fs.name).metrics
-        for u in settle_moves(ctx.writer.doc, cell, chk.name, moved, now):
+        with ctx.writer.lock:
+            settled = settle_moves(ctx.writer.doc, cell, chk.name, moved, now)
+        for u in settled:
             ctx.log(f"{cell.id} {chk.name} {u['metric']}: {u['base']} -> {u['series']}, but "
                     f"{u['confirm']} on a second boot: noise, not the series", "yellow")
     ctx.writer.flush()

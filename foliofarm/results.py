@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -106,6 +107,9 @@ class ResultsWriter:
     def __init__(self, root: Path, command: list[str], run_id: str | None = None,
                  strict_style: bool = False) -> None:
         self.strict_style = strict_style
+        # Page sizes' cells are measured on threads of their own: every change
+        # to the document, and every write of it, holds this.
+        self.lock = threading.RLock()
         self.run_id = run_id or time.strftime("%Y%m%d-%H%M%S") + f"-{os.getpid()}"
         self.root = root
         self.dir = root / self.run_id
@@ -134,50 +138,56 @@ class ResultsWriter:
         return d
 
     def _cell(self, cell: Cell) -> dict[str, Any]:
-        for c in self.doc["cells"]:
-            if c["id"] == cell.id:
-                return c
-        entry = {"id": cell.id, "page_size": cell.page.name, "fs": cell.fs.name,
-                 "kernel": cell.kernel, "checks": []}
-        self.doc["cells"].append(entry)
-        return entry
+        with self.lock:
+            for c in self.doc["cells"]:
+                if c["id"] == cell.id:
+                    return c
+            entry = {"id": cell.id, "page_size": cell.page.name, "fs": cell.fs.name,
+                     "kernel": cell.kernel, "checks": []}
+            self.doc["cells"].append(entry)
+            return entry
 
     def record(self, cell: Cell, outcome: Outcome, excerpt: str = "", flush: bool = True) -> None:
-        entry = outcome.as_dict()
-        if excerpt:
-            entry["excerpt"] = excerpt
-        self._cell(cell)["checks"].append(entry)
-        if flush:
-            self.flush()
+        with self.lock:
+            entry = outcome.as_dict()
+            if excerpt:
+                entry["excerpt"] = excerpt
+            self._cell(cell)["checks"].append(entry)
+            if flush:
+                self.flush()
 
     def order_checks(self, cell: Cell, names: list[str]) -> None:
         """Put a cell's outcomes in ``names`` order (others, such as the console
         check, after them), whatever order they arrived in."""
-        rank = {n: i for i, n in enumerate(names)}
-        self._cell(cell)["checks"].sort(key=lambda c: rank.get(c["name"], len(rank)))
+        with self.lock:
+            rank = {n: i for i, n in enumerate(names)}
+            self._cell(cell)["checks"].sort(key=lambda c: rank.get(c["name"], len(rank)))
 
     def add(self, key: str, item: Any) -> None:
-        self.doc.setdefault(key, []).append(item)
-        self.flush()
+        with self.lock:
+            self.doc.setdefault(key, []).append(item)
+            self.flush()
 
     def order_cells(self) -> None:
         """Cells in matrix order within each kernel (page size, then filesystem),
         kernels in the order they were measured: cells arrive in any order when
         several guests run at once."""
-        kernels = list(dict.fromkeys(c["kernel"] for c in self.doc["cells"]))
-        pages = {p: i for i, p in enumerate(page_sizes())}
-        fss = {f: i for i, f in enumerate(filesystems())}
-        self.doc["cells"].sort(key=lambda c: (kernels.index(c["kernel"]), pages.get(c["page_size"], 99),
-                                              fss.get(c["fs"], 99)))
+        with self.lock:
+            kernels = list(dict.fromkeys(c["kernel"] for c in self.doc["cells"]))
+            pages = {p: i for i, p in enumerate(page_sizes())}
+            fss = {f: i for i, f in enumerate(filesystems())}
+            self.doc["cells"].sort(key=lambda c: (kernels.index(c["kernel"]), pages.get(c["page_size"], 99),
+                                                  fss.get(c["fs"], 99)))
 
     def finish(self, complete: bool) -> int:
-        self.order_cells()
-        self.doc["complete"] = complete
-        self.doc["finished"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-        self.flush(final=True)
-        if self.doc.get("sides"):
-            return compare.exit_code(self.doc, self.strict_style)
-        return exit_code(self.doc)
+        with self.lock:
+            self.order_cells()
+            self.doc["complete"] = complete
+            self.doc["finished"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+            self.flush(final=True)
+            if self.doc.get("sides"):
+                return compare.exit_code(self.doc, self.strict_style)
+            return exit_code(self.doc)
 
     def flush(self, final: bool = False) -> None:
         """Rewrite results.json and junit.xml. After each check: compact, not
@@ -186,8 +196,9 @@ class ResultsWriter:
         verdicts); a host crash may lose the last few. At the end of the run:
         indented, with the verdicts, synced. (Every check's flush is a rewrite
         of the whole file; judging and indenting each time cost seconds a run.)"""
-        if final and self.doc.get("sides"):
-            self.doc["verdicts"] = compare.verdicts(self.doc)
-        write_atomic(self.dir / "results.json",
-                     json.dumps(self.doc, indent=2 if final else None) + "\n", durable=final)
-        write_atomic(self.dir / "junit.xml", junit_xml(self.doc), durable=final)
+        with self.lock:
+            if final and self.doc.get("sides"):
+                self.doc["verdicts"] = compare.verdicts(self.doc)
+            write_atomic(self.dir / "results.json",
+                         json.dumps(self.doc, indent=2 if final else None) + "\n", durable=final)
+            write_atomic(self.dir / "junit.xml", junit_xml(self.doc), durable=final)

@@ -1,13 +1,14 @@
 """A run: resolve the kernel and the disk images, let the plan say which sides
 to measure (plan.py), build each side for every page size (the next page size
-builds while this one boots) and measure it on its cells (measure.py), then
-print and report."""
+builds while this one boots) and measure it on its cells (measure.py; page
+sizes overlap, --guests cells at once across them), then print and report."""
 
 from __future__ import annotations
 
 import time
 
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,10 @@ from foliofarm.matrix import Cell
 from foliofarm.paths import cache_dir
 from foliofarm.results import ResultsWriter
 from foliofarm.util import clean_stale_tmp, settle
+
+def no_status(message: str) -> nullcontext[None]:
+    return nullcontext()
+
 
 # One page size's build: the artifacts and their initramfs, or what stopped it.
 Built = tuple[Artifacts | None, Path | None, FarmError | None]
@@ -67,6 +72,7 @@ class Run:
         self.disks: dict[str, Path] = {}
         self.kernel_xy = ""     # "X.Y" of the kernel being measured, for expectations
         self.build_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="build")
+        self.drawn: dict[tuple[str, str], bytes] = {}   # plots drawn as page sizes finish
 
     def log(self, msg: str, style: str | None = None) -> None:
         """Log plain text: kernel and compiler messages are full of [brackets]
@@ -121,7 +127,7 @@ class Run:
             summary.print_verdicts(w.doc)
         try:
             t0 = time.monotonic()
-            paths = report.write(w.dir, w.doc)
+            paths = report.write(w.dir, w.doc, self.drawn)
             w.doc.setdefault("stages", {})["report_s"] = round(time.monotonic() - t0, 2)
             w.flush(final=True)
             self.log(f"report: {paths[0]} and {paths[1]}")
@@ -183,15 +189,23 @@ class Run:
         self.kernel_xy = src.xy
         ok = True
         builds = builds if builds is not None else self.start_builds(src)
+        label = plan.label(src, self.variant)
+        # Each page size is measured on a thread of its own as soon as it is
+        # built; the guest slots keep to --guests at once across them, so the
+        # next page size's first cell takes the core this one's last cell
+        # leaves free. The status line is the main thread's alone.
+        slots = measure.GuestSlots(self.opts.guests)
         try:
-            for page, fut in zip(self.opts.page_sizes, builds):
-                if not fut.done():
-                    with self.ui.status(f"building {plan.label(src, self.variant)} {page.name} "
-                                        "(make Image modules)"):
+            with ThreadPoolExecutor(max_workers=len(builds), thread_name_prefix="page") as pages:
+                measuring = []
+                for page, fut in zip(self.opts.page_sizes, builds):
+                    with (self.ui.status(f"building {label} {page.name} (make Image modules)")
+                          if not fut.done() else nullcontext()):
                         built = fut.result()
-                else:
-                    built = fut.result()
-                ok = self._page_size(built, src, page, side) and ok
+                    measuring.append(pages.submit(self._page_size, built, src, page, side, slots))
+                with self.ui.status(f"measuring {label}"):
+                    for f in measuring:
+                        ok = f.result() and ok
         finally:
             settle(builds)   # the tree they build must not change under a running one
         return ok
@@ -216,8 +230,8 @@ class Run:
         except FarmError as exc:
             return None, None, exc
 
-    def _page_size(self, built: Built,
-                   src: source.KernelSource, page: matrix.PageSize, side: str | None) -> bool:
+    def _page_size(self, built: Built, src: source.KernelSource, page: matrix.PageSize,
+                   side: str | None, slots: measure.GuestSlots | None = None) -> bool:
         w = self.writer
         label = plan.label(src, self.variant)
         cells = [Cell(page, fs, label) for fs in self.opts.filesystems
@@ -247,15 +261,31 @@ class Run:
         k = measure.Kernel(arts=arts, initrd=initrd, cells=cells, disks=self.disks,
                            kernel_xy=self.kernel_xy, side=side)
         two_sided = self.opts.series is not None or self.opts.compare is not None
-        return measure.measure_kernel(self._context(), k,
-                                      reuse_base=side != "series" and not self.opts.fresh,
-                                      want_noise=side == "base" and two_sided)
+        ok = measure.measure_kernel(self._context(slots), k,
+                                    reuse_base=side != "series" and not self.opts.fresh,
+                                    want_noise=side == "base" and two_sided)
+        if side != "base":
+            self._draw(page)
+        return ok
 
-    def _context(self) -> measure.Context:
+    def _draw(self, page: matrix.PageSize) -> None:
+        """This page size's plots, while the next one is measured (its cells
+        are final: both sides of a series run are measured)."""
+        with self.writer.lock:
+            part = report.page_part(self.writer.doc, page.name)
+        try:
+            self.drawn.update(report.plots(part, {page.name}))
+        except Exception as exc:   # the report at the end draws them again, or says why not
+            self.log(f"plots of {page.name} not drawn now: {exc}", "yellow")
+
+    def _context(self, slots: measure.GuestSlots | None = None) -> measure.Context:
+        """What measuring needs; with ``slots`` it runs on a page size's thread,
+        which shares the guests and shows no status line of its own."""
         return measure.Context(writer=self.writer, cache=self.cache, checks=self.opts.checks,
                                accel=self.opts.accel, boot_timeout=self.opts.boot_timeout,
-                               log=self.log, status=self.ui.status, guests=self.opts.guests,
-                               cpus=self.opts.cpus, memory_mb=self.opts.memory_mb)
+                               log=self.log, status=self.ui.status if slots is None else no_status,
+                               guests=self.opts.guests, cpus=self.opts.cpus,
+                               memory_mb=self.opts.memory_mb, slots=slots)
 
     def _error_cells(self, cells: list[Cell], message: str) -> None:
         for cell in cells:

@@ -128,6 +128,10 @@ class GuestSession:
         self.child = pexpect.spawn(argv[0], argv[1:], encoding="utf-8", codec_errors="replace",
                                    timeout=self.boot_timeout, maxread=65536,
                                    searchwindowsize=SEARCH_WINDOW, echo=False)
+        # pexpect sleeps 50 ms before every send by default (for terminals that
+        # drop input sent too early); the guest's shell reads the serial line
+        # whenever it is ready, and a cell sends some 25 commands.
+        self.child.delaybeforesend = None
         self.child.logfile_read = self._log
         try:
             before = self._expect_marker(READY, Deadline(self.boot_timeout), "boot")
