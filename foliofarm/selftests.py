@@ -1,0 +1,184 @@
+"""The kernel's own mm selftests (tools/testing/selftests/mm), built from the
+tree under test: base and series each get their own, so a series that changes
+a selftest is tested with its version.
+
+- Headers: `make headers` of the tree into a directory of the build (the uapi
+  headers the selftests compile against; `headers_install` wants rsync).
+- Sources: the mm folder's Makefile writes local_config.* beside itself and
+  includes files from the rest of the tree (mm/gup_test.h, lib/test_hmm_uapi.h,
+  ../pidfd, tools/include), so the parts it reads (TREE_PARTS) are copied to a
+  scratch tree and built there, sandboxed like the kernel build.
+- Libraries: libcap and libnuma for arm64, static, from Debian's arm64 packages
+  (SYSROOT_PACKAGES) unpacked into a sysroot in the cache: the host's multiarch
+  set-up is left alone.
+- `make -k`: a test that does not build is recorded by name (with the
+  compiler's error) and the others are built; the run says which are missing
+  (the Makefile itself lists what it should have built).
+
+The result is cached by the tree's content, the toolchain, the sysroot and this
+recipe (RECIPE): a second run with nothing changed builds nothing."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from foliofarm import hosttools, locks, matrix, sandbox
+from foliofarm.apt import DEBIAN_SUITES, PrivateApt
+from foliofarm.build import CROSS_COMPILE, toolchain_id
+from foliofarm.errors import InfraError
+from foliofarm.source import KernelSource
+from foliofarm.util import StagingDir, clean_stale_staging, run, sha256_files, sha256_text, write_json
+
+RECIPE = "mm-selftests 1"
+SYSROOT_PACKAGES = ("libcap-dev", "libcap2", "libnuma-dev", "libnuma1")
+# What the mm selftests read from the tree: globs relative to its top.
+TREE_PARTS = ("tools/include", "tools/arch", "tools/scripts",
+              "tools/testing/selftests/lib.mk", "tools/testing/selftests/*.h",
+              "tools/testing/selftests/kselftest", "tools/testing/selftests/mm",
+              "tools/testing/selftests/pidfd", "tools/testing/selftests/clone3",
+              "tools/testing/selftests/arm64/signal",
+              "mm/*.h", "lib/*.h", "include/vdso")
+MM = "tools/testing/selftests/mm"
+
+
+@dataclass(frozen=True)
+class Selftests:
+    dir: Path                  # bin/: the programs and scripts, as run_vmtests.sh expects them
+    built: bool                # built by this call (False: from the cache)
+    missing: dict[str, str]    # test -> why it was not built (the compiler's first error)
+    seconds: float | None
+
+    @property
+    def bin(self) -> Path:
+        return self.dir / "bin"
+
+
+def host_suite() -> str:
+    """The Debian suite whose C library the host's cross toolchain links
+    against (its own release), for libraries that must link with it: a newer
+    suite's static libraries call symbols an older libc lacks."""
+    try:
+        text = Path("/etc/os-release").read_text()
+    except OSError:
+        text = ""
+    m = re.search(r"^VERSION_CODENAME=\"?(\w+)", text, re.M)
+    return m.group(1) if m and m.group(1) in DEBIAN_SUITES else matrix.defaults()["guest_suite"]
+
+
+def sysroot(cache: Path) -> Path:
+    """Debian's arm64 libcap and libnuma (headers and static libraries) of the
+    host's own suite, unpacked once into a sysroot."""
+    suite = host_suite()
+    apt = PrivateApt(cache / "apt", suite, "arm64")
+    debs = [apt.download(p, cache / "debs") for p in SYSROOT_PACKAGES]
+    final = cache / "guest" / f"sysroot-{sha256_text(*sorted(d.name for d in debs))[:12]}"
+    if final.is_dir():
+        return final
+    hosttools.require("dpkg-deb")
+    with StagingDir(final) as tmp:
+        for deb in debs:
+            run(["dpkg-deb", "-x", str(deb), str(tmp)], what=f"dpkg-deb -x {deb.name}")
+    return final
+
+
+def build(cache: Path, src: KernelSource, jobs: int = 2,
+          log: Callable[[str], None] = lambda s: None) -> Selftests:
+    """Build (or take from the cache) the mm selftests of ``src``, holding the
+    tree (shared) so that no other run applies a series to it meanwhile."""
+    hosttools.require("make", CROSS_COMPILE + "gcc", "dpkg-deb")
+    if not (src.tree / MM / "Makefile").is_file():
+        raise InfraError(f"{src.tree} has no {MM}/Makefile: no mm selftests in this tree")
+    root = sysroot(cache)
+    with locks.tree(cache, src.tree, exclusive=False, log=log):
+        return _build(cache, src, root, jobs, log)
+
+
+def _build(cache: Path, src: KernelSource, root: Path, jobs: int,
+           log: Callable[[str], None]) -> Selftests:
+    recipe = sha256_text(RECIPE, toolchain_id(), root.name, sha256_files([Path(__file__)]))[:12]
+    state = sha256_text(src.state())[:16] if src.versioned else \
+        sha256_files(sorted((src.tree / MM).iterdir()))[:16]
+    final = cache / "selftests" / f"{src.label}-{state}-{recipe}"
+    if (final / "selftests.json").is_file():
+        meta = json.loads((final / "selftests.json").read_text())
+        return Selftests(final, False, meta.get("missing", {}), meta.get("seconds"))
+    clean_stale_staging(final.parent)
+    t0 = time.monotonic()
+    log(f"building the mm selftests of {src.label} ({src.tree / MM})")
+    with StagingDir(final) as tmp:
+        logf = tmp / "build.log"
+        hdr, scratch, out = tmp / "headers", tmp / "src", tmp / "bin"
+        env = {"ARCH": "arm64", "CROSS_COMPILE": CROSS_COMPILE, "LC_ALL": "C"}
+        run(sandbox.wrap(["make", "-C", str(src.tree), f"O={hdr}", f"-j{jobs}", "headers"],
+                         read=[src.tree], write=[hdr]), env=env, log=logf, what="make headers")
+        copy_parts(src.tree, scratch)
+        out.mkdir()
+        cflags = f"-isystem {root}/usr/include"
+        ldflags = f"-static -L{root}/usr/lib/aarch64-linux-gnu"
+        make = ["make", "-k", "-C", str(scratch / MM), f"-j{jobs}", f"OUTPUT={out}",
+                f"KHDR_INCLUDES=-isystem {hdr}/usr/include", f"EXTRA_CFLAGS={cflags}",
+                f"LDFLAGS={ldflags}"]
+        try:
+            run(sandbox.wrap(make, read=[root, hdr], write=[scratch, out]), env=env, log=logf,
+                what="make -C tools/testing/selftests/mm")
+        except InfraError:
+            pass    # -k: what did not build is listed below, the rest is used
+        install_scripts(scratch / MM, out)
+        listed = run(sandbox.wrap([*make[:2], "-s", *make[2:], "--eval",
+                                   "foliofarm-list: ; @echo $(TEST_GEN_FILES)", "foliofarm-list"],
+                                  read=[root, hdr], write=[scratch, out]),
+                     env=env, what="listing the mm selftests").stdout.decode()
+        expected = [Path(t).name for t in listed.split()]
+        missing = {t: first_error(logf.read_text(errors="replace"), t)
+                   for t in expected if not (out / t).is_file()}
+        shutil.rmtree(scratch)
+        shutil.rmtree(hdr)
+        seconds = round(time.monotonic() - t0, 1)
+        write_json(tmp / "selftests.json", {"tree": str(src.tree), "state": src.state(),
+                                            "origin": src.origin, "recipe": RECIPE,
+                                            "sysroot": root.name, "seconds": seconds,
+                                            "built": sorted(p.name for p in out.iterdir()),
+                                            "missing": missing})
+    if missing:
+        log(f"mm selftests of {src.label}: {len(missing)} not built: {', '.join(sorted(missing))}")
+    return Selftests(final, True, missing, seconds)
+
+
+def copy_parts(tree: Path, scratch: Path) -> None:
+    for pattern in TREE_PARTS:
+        for p in sorted(tree.glob(pattern)):
+            dst = scratch / p.relative_to(tree)
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            if p.is_dir():
+                shutil.copytree(p, dst, symlinks=True)
+            else:
+                shutil.copy2(p, dst)
+
+
+def install_scripts(mm: Path, out: Path) -> None:
+    """What `make install` would add beside the programs (it needs rsync): the
+    scripts run_vmtests.sh and the ksft_* wrappers call, and the settings file."""
+    for p in sorted(mm.iterdir()):
+        if p.suffix == ".sh" or p.name == "settings":
+            shutil.copy2(p, out / p.name)
+
+
+def first_error(log_text: str, test: str) -> str:
+    """The compiler's or linker's first error for ``test``: the error lines
+    between the make failure before it and make's "bin/<test>] Error" line."""
+    since: list[str] = []
+    for line in log_text.splitlines():
+        if re.search(rf"/{re.escape(test)}\] Error \d", line):
+            errs = [ln for ln in since if re.search(r"error|undefined reference", ln)]
+            return (errs[0].strip() if errs else line.strip())[:300]
+        if line.startswith("make: ***"):
+            since = []
+        else:
+            since.append(line)
+    return "not built (make reported nothing for it: see build.log)"
