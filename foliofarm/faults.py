@@ -170,6 +170,21 @@ def saw(pattern: str, delay: float = 0.0) -> Callable[[str, float, int], bool]:
     return check
 
 
+def running(pattern: str) -> Callable[[str, float, int], bool]:
+    """True while a process of the farm's session runs a command line matching
+    ``pattern`` (the sandbox's bwrap carries the command it runs): the kill
+    lands inside that step however fast it has become."""
+    return lambda out, t, pid: subprocess.run(["pgrep", "-s", str(pid), "-f", pattern],
+                                              stdout=subprocess.DEVNULL, check=False).returncode == 0
+
+
+def forget_kconfig() -> None:
+    """Make the next build configure again (it skips configuration when the
+    fragments and the tree's Kconfig files are unchanged)."""
+    for stamp in (cache_dir() / "build").glob("7.3-4k-default-*/foliofarm-kconfig.key"):
+        stamp.unlink()
+
+
 def staging_appears(parent: Path) -> Callable[[str, float, int], bool]:
     return lambda out, t, pid: any(parent.glob(".*.tmp-*"))
 
@@ -180,13 +195,19 @@ def unseal_images() -> None:
 
 
 def qemu_killed(a: Attempt, work: Path) -> None:
-    """QEMU dies mid-check (killed from outside): an error, exit 3, not a verdict."""
+    """QEMU dies mid-check (killed from outside): an error, exit 3, not a verdict.
+    It is killed as soon as results.json has the first check's outcome (written
+    before the second check starts), so the kill lands inside the second check
+    (about half a second of guest time) however fast the guest is."""
+    done: list[bool] = []
+
     def kill_qemu(out: str, t: float, pid: int) -> bool:
-        if not said(out, r"booting 4k"):
+        docs = list((work / "run").glob("*/results.json"))
+        if done or not any('"exec-text"' in p.read_text(errors="replace") for p in docs):
             return False
-        time.sleep(2.5)
         # this run's QEMU only (the farm's child), never another run's
         subprocess.run(["pkill", "-9", "-P", str(pid), "-f", QEMU_NAME], check=False)
+        done.append(True)
         return False        # the farm itself runs on
     p = farm(SCOPE + ["--fresh"], work / "run", kill_when=kill_qemu)
     doc = p.doc() or {}
@@ -218,22 +239,27 @@ def damaged(what: str, damage: Callable[[], Path | None], expect: str,
 
 
 def truncate_image() -> Path | None:
-    arts = sorted((cache_dir() / "artifacts").glob("7.3-4k-default-*/Image"), key=lambda p: p.stat().st_mtime)
-    if not arts:
+    """The Image the SCOPE run boots (not merely the newest 7.3 4K one: bisect
+    and series runs leave others), cut to a third."""
+    from foliofarm import build, matrix, source
+    cache = cache_dir()
+    art = build.Builder(cache).artifact_dir(source.resolve("debian:7.3", cache),
+                                            matrix.page_sizes()["4k"], "default")
+    if art is None or not (art / "Image").is_file():
         return None
-    data = arts[-1].read_bytes()
-    arts[-1].write_bytes(data[: len(data) // 3])
-    return arts[-1]
+    data = (art / "Image").read_bytes()
+    (art / "Image").write_bytes(data[: len(data) // 3])
+    return art / "Image"
 
 
 def damage_disk() -> Path | None:
-    imgs = list((cache_dir() / "images").glob("xfs-*/disk.img"))
-    if not imgs:
-        return None
-    with open(imgs[0], "r+b") as f:
+    """The XFS image the SCOPE run attaches, its first 4 KiB zeroed."""
+    from foliofarm import images
+    img = images.image(cache_dir(), "xfs")
+    with open(img, "r+b") as f:
         f.seek(0)
         f.write(b"\0" * 4096)
-    return imgs[0]
+    return img
 
 
 def damage_saved() -> Path | None:
@@ -274,8 +300,9 @@ def faults() -> dict[str, Callable[[Attempt, Path], None]]:
     cache = cache_dir()
     return {
         "kill -9 at source": kill_at("source", saw(r"results in")),
-        "kill -9 at config": kill_at("config", saw(r"build 7\.3\+series 4k:", 1.0), series=True),
-        "kill -9 at build": kill_at("build", saw(r"build 7\.3\+series 4k:", 12.0), series=True),
+        "kill -9 at config": kill_at("config", running(r"make .*(allnoconfig|olddefconfig)|merge_config"),
+                                     series=True, prepare=forget_kconfig),
+        "kill -9 at build": kill_at("build", running(r"make .*Image modules"), series=True),
         "kill -9 at image creation": kill_at("image creation", staging_appears(cache / "images"),
                                              prepare=unseal_images),
         "kill -9 at boot": kill_at("boot", saw(r"booting 4k", 0.3)),
