@@ -26,7 +26,9 @@ from foliofarm.paths import cache_dir
 from foliofarm.results import ResultsWriter
 from foliofarm.util import clean_stale_tmp, settle
 
+
 def no_status(message: str) -> nullcontext[None]:
+    """The status line of a page size's thread: none (the main thread has it)."""
     return nullcontext()
 
 

@@ -439,7 +439,7 @@ def page_part(doc: dict[str, Any], page: str) -> dict[str, Any]:
 def write(run_dir: Path, doc: dict[str, Any],
           drawn: dict[tuple[str, str], bytes] | None = None) -> tuple[Path, Path]:
     """report.md, report.html, report.txt and plots/. ``drawn``: plots made
-    earlier (page_plots) of page sizes whose cells have not changed since."""
+    earlier (from page_part) of page sizes whose cells have not changed since."""
     drawn = drawn or {}
     pages = {p for p, _, _, _ in columns(doc)} - {p for _, p in drawn}
     pngs = {**drawn, **plots(doc, pages)}
