@@ -39,6 +39,7 @@ from rich.table import Table
 
 from foliofarm import matrix, source
 from foliofarm.build import Builder
+from foliofarm.judge import checks
 from foliofarm.paths import ROOT, cache_dir
 from foliofarm.util import write_json
 
@@ -71,7 +72,8 @@ def unique_mm_patch(out: Path) -> Path:
 def timed_run(args: list[str], env: dict[str, str] | None = None) -> tuple[float, int, dict]:
     results = Path(tempfile.mkdtemp(prefix="ffbench-"))
     t0 = time.monotonic()
-    proc = subprocess.run([sys.executable, "-m", "foliofarm", "run", "--results", str(results), *args],
+    proc = subprocess.run([sys.executable, "-m", "foliofarm", "run", "--results", str(results),
+                           "--checks", checks.own(), *args],
                           env=dict(os.environ, **(env or {})), stdout=subprocess.DEVNULL,
                           stderr=subprocess.DEVNULL, check=False)
     seconds = time.monotonic() - t0

@@ -91,6 +91,10 @@ def parser() -> argparse.ArgumentParser:
                      help=f"comma-separated, of {', '.join(matrix.filesystems())}")
     run.add_argument("--checks", default=None,
                      help=f"comma-separated, of {', '.join(checks.catalogue())} (default all)")
+    run.add_argument("--mm-selftests", default=None, metavar="CATEGORIES|all",
+                     help="run_vmtests.sh categories of the mm-selftests check, space-separated, "
+                          "or all (default: those in tests/vmtests/checks.toml, minutes per cell "
+                          "under TCG)")
     run.add_argument("--variant", default="default",
                      help=f"kernel config variant, of {', '.join(matrix.variants())}")
     run.add_argument("--series", default=None, metavar="MBOX|DIR|BASE..TIP",
@@ -122,9 +126,11 @@ def parser() -> argparse.ArgumentParser:
                      help="say which cells, builds and boots the run would do, and stop")
     run.add_argument("--jobs", type=positive_int, default=None,
                      help="make -j for the kernel builds (default: the host's cores)")
-    run.add_argument("--cpus", type=positive_int, default=1, help="vCPUs of each guest (default 1)")
-    run.add_argument("--memory", type=positive_int, default=2048, metavar="MB",
-                     help="memory of each guest in MB (default 2048)")
+    run.add_argument("--cpus", type=positive_int, default=d.get("guest_cpus", 2),
+                     help=f"vCPUs of each guest (default {d.get('guest_cpus', 2)})")
+    run.add_argument("--memory", type=positive_int, default=d.get("guest_memory_mb", 2048),
+                     metavar="MB", help=f"memory of each guest in MB (default "
+                                        f"{d.get('guest_memory_mb', 2048)})")
     run.add_argument("-K", dest="extra_config", action="append", default=[], metavar="CONFIG_FOO=y",
                      help="an extra kernel config item, merged after the fragments and verified "
                           "like them (repeatable)")
@@ -142,8 +148,9 @@ def parser() -> argparse.ArgumentParser:
     sh.add_argument("--variant", default="default", help="kernel config variant")
     sh.add_argument("-K", dest="extra_config", action="append", default=[], metavar="CONFIG_FOO=y")
     sh.add_argument("--accel", choices=("auto", "tcg", "kvm"), default="auto")
-    sh.add_argument("--cpus", type=positive_int, default=1)
-    sh.add_argument("--memory", type=positive_int, default=2048, metavar="MB")
+    sh.add_argument("--cpus", type=positive_int, default=d.get("guest_cpus", 2))
+    sh.add_argument("--memory", type=positive_int, default=d.get("guest_memory_mb", 2048),
+                    metavar="MB")
     rep = sub.add_parser("report", help="render report.md and report.html again from a results folder")
     rep.add_argument("run_dir", type=Path, nargs="+",
                      help="RESULTS/<run-id> or RESULTS/latest; several CI shards with --out")
@@ -219,7 +226,7 @@ def main(argv: list[str] | None = None) -> int:
             memory_mb=args.memory,
             extra_config=args.extra_config,
             dry_run=args.dry_run,
-            checks=checks.select(args.checks),
+            checks=checks.with_categories(checks.select(args.checks), args.mm_selftests),
             results=args.results.resolve(),
             variant=matrix.select_variant(args.variant),
             series=args.series,

@@ -55,6 +55,8 @@ class Defaults(_Strict):
     page_sizes: list[str]
     filesystems: list[str]
     guest_suite: str
+    guest_cpus: int = Field(default=2, ge=1)
+    guest_memory_mb: int = Field(default=2048, ge=256)
 
 
 class MatrixFile(_Strict):
@@ -101,9 +103,22 @@ class FigureRow(_Open):
     tolerance: float = 0.0
 
 
+class KnownFailure(_Strict):
+    """A selftest known to fail on some kernels, page sizes or filesystems:
+    ``test`` globs the test's name, ``inner`` one of its own results (absent:
+    the whole test)."""
+    kernel: str = "*"
+    page_size: str = "*"
+    fs: str = "*"
+    test: str
+    inner: Optional[str] = None
+    reason: str = Field(min_length=1)
+
+
 class ExpectationsFile(_Strict):
     expect: list[ExpectRow] = Field(default_factory=list)
     figures: dict[str, FigureRow] = Field(default_factory=dict)
+    known: list[KnownFailure] = Field(default_factory=list)
 
 
 def load(path: Path, model: type[BaseModel] | TypeAdapter) -> dict[str, Any]:

@@ -6,6 +6,7 @@ same image serves 4K, 16K and 64K kernels."""
 
 from __future__ import annotations
 
+import os
 import struct
 import subprocess
 import sys
@@ -15,6 +16,7 @@ from pathlib import Path
 from foliofarm import hosttools, locks
 from foliofarm.build import CROSS_COMPILE
 from foliofarm.errors import BuildError, InfraError
+from foliofarm.guest.qemu import SWAP_BYTES
 from foliofarm.paths import VMTESTS
 from foliofarm.rootfs import CFLAGS
 from foliofarm.util import StagingDir, check_free_space, run, seal, sealed, sha256_files, sha256_text
@@ -177,3 +179,50 @@ def verify(fs: str, img: Path, log: Path) -> None:
         run(argv, log=log, what=f"{argv[0]} (verify the {fs} image)")
     except InfraError as exc:
         raise InfraError(f"the {fs} image failed verification, not using it: {exc}") from exc
+
+
+# The selftests' scratch filesystem of a cell: room for files of a few PMD-sized
+# folios even with 64K pages (512M each); sparse, so it costs what mkfs writes.
+SCRATCH_BYTES = 4 << 30
+SCRATCH_MKFS = {"ext4": ["mkfs.ext4", "-q", "-F", "-b", str(BLOCK_SIZE), "-L", "ext4-mm"],
+                "xfs": ["mkfs.xfs", "-q", "-f", "-b", f"size={BLOCK_SIZE}", "-L", "xfs-mm"]}
+
+
+def scratch_image(cache: Path, fs: str) -> Path | None:
+    """An empty ``fs`` filesystem for the selftests that write files on the
+    cell's filesystem (khugepaged all:file, split_huge_page_test), made and
+    verified once, attached with snapshot=on (writes discarded); None for a
+    filesystem without one (EROFS is read-only)."""
+    if fs not in SCRATCH_MKFS:
+        return None
+    hosttools.require(*FS_TOOLS[fs])
+    key = sha256_text(fs, tool_versions(), str(SCRATCH_BYTES))[:12]
+    final = cache / "images" / f"{fs}-mm-{key}"
+    if sealed(final / "disk.img", sample=True):
+        return final / "disk.img"
+    with locks.hold(locks.lock_path(cache, "image", final), f"the {fs} scratch image", True):
+        if sealed(final / "disk.img", sample=True):
+            return final / "disk.img"
+        with StagingDir(final) as tmp:
+            img, log = tmp / "disk.img", tmp / "mkfs.log"
+            with open(img, "wb") as f:
+                f.truncate(SCRATCH_BYTES)
+            run([*SCRATCH_MKFS[fs], str(img)], log=log, what=f"{SCRATCH_MKFS[fs][0]} (scratch)")
+            verify(fs, img, log)
+            seal(img, sample=True)
+    return final / "disk.img"
+
+
+def swap_image(cache: Path) -> Path:
+    """An empty, sparse image of SWAP_BYTES for the guests' swap disk; attached
+    with snapshot=on, so it stays empty: the guest's mkswap and swap-outs land
+    in QEMU's temporary overlay."""
+    out = cache / "images" / f"swap-{SWAP_BYTES >> 20}M.raw"
+    if out.is_file() and out.stat().st_size == SWAP_BYTES:
+        return out
+    out.parent.mkdir(parents=True, exist_ok=True)
+    part = out.with_name(f"{out.name}.part-{os.getpid()}")
+    with open(part, "wb") as f:
+        f.truncate(SWAP_BYTES)
+    os.replace(part, out)
+    return out

@@ -15,12 +15,13 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from foliofarm.build import Artifacts
-from foliofarm.guest.qemu import OUTBOX_BYTES, Machine
+from foliofarm.guest import ktap
+from foliofarm.guest.qemu import OUTBOX_BYTES, SELFTESTS, SWAP, Machine
 from foliofarm.guest.session import BootPlan, check_timeout, run_boots
 from foliofarm.judge import figures
 from foliofarm.judge.checks import Check, Outcome, judge_measurement
@@ -31,7 +32,7 @@ from foliofarm.util import sha256_text, tmp_dir, write_json
 
 # How cells share boots: part of what a boot's figures depend on (the page
 # cache and memory a cell's checks find), so part of the saved measurements' key.
-BOOT_LAYOUT = "one boot per cell"
+BOOT_LAYOUT = "one boot per cell, a swap disk"
 
 
 class GuestSlots:
@@ -76,6 +77,7 @@ class Context:
     cpus: int = 1            # each guest's vCPUs
     memory_mb: int = 2048    # and memory
     slots: GuestSlots | None = None   # shared by the page sizes measured at once
+    ktap_parser: Path | None = None   # the kernel's KTAP parser (guest/ktap.py), for selftests
 
 
 @dataclass
@@ -86,15 +88,41 @@ class Kernel:
     disks: dict[str, Path]
     kernel_xy: str           # "X.Y", for expectations
     side: str | None         # "base", "series" or None (a plain run)
+    swap: Path | None = None             # the empty image behind each guest's swap disk
+    selftests: Path | None = None        # the selftests disk of this tree
+    mm_scratch: dict[str, Path] = field(default_factory=dict)   # fs -> the selftests' empty fs
+    selftests_error: str | None = None   # why there is none, where a check wanted it
+
+
+def wants_selftests(checks: list[Check]) -> bool:
+    return any(c.options.get("kind") == "selftests" for c in checks)
 
 
 def machine(ctx: Context, k: Kernel, cells: list[Cell], outbox: Path | None = None) -> Machine:
     """The guest for ``cells`` of ``k``: their disks, and the outbox."""
-    return Machine(kernel=k.arts.image, initrd=k.initrd,
-                   disks={c.fs.name: k.disks[c.fs.name] for c in cells},
-                   scratch={f"{c.fs.name}-rw": k.disks[c.fs.name] for c in cells
-                            if c.fs.rw_mount_options},
+    disks = {c.fs.name: k.disks[c.fs.name] for c in cells}
+    scratch = {f"{c.fs.name}-rw": k.disks[c.fs.name] for c in cells if c.fs.rw_mount_options}
+    if k.swap is not None:
+        scratch[SWAP] = k.swap
+    if k.selftests is not None and wants_selftests(ctx.checks):
+        disks[SELFTESTS] = k.selftests
+        scratch.update({f"{c.fs.name}-mm": k.mm_scratch[c.fs.name] for c in cells
+                        if c.fs.name in k.mm_scratch})
+    return Machine(kernel=k.arts.image, initrd=k.initrd, disks=disks,
+                   scratch=scratch,
                    accel=ctx.accel, outbox=outbox, cpus=ctx.cpus, memory_mb=ctx.memory_mb)
+
+
+def parse_tests(ctx: Context, m: dict[str, Any]) -> dict[str, Any] | None:
+    """A selftests run's KTAP (or, where the kernel cut it short, the console
+    since it began) read with the kernel's parser: its tests, whether it
+    finished, and what the parser found wrong."""
+    if ctx.ktap_parser is None:
+        return None
+    run = ktap.parse(m.get("ktap") or m.get("console") or "", ktap.load_parser(ctx.ktap_parser))
+    return {"results": [r.as_dict() for r in run.results], "planned": run.planned,
+            "complete": run.complete, "parser_errors": run.errors[:20],
+            "parser": ctx.ktap_parser.name}
 
 
 def baseline_path(ctx: Context, k: Kernel) -> Path:
@@ -106,6 +134,8 @@ def baseline_path(ctx: Context, k: Kernel) -> Path:
     key = sha256_text(k.arts.dir.name, k.initrd.name,
                       repr(sorted((c.fs.name, str(k.disks[c.fs.name])) for c in k.cells)),
                       repr(defs), ctx.accel, str(ctx.boot_timeout), BOOT_LAYOUT,
+                      repr((k.selftests.name, sorted(str(p) for p in k.mm_scratch.values())))
+                      if k.selftests and wants_selftests(ctx.checks) else "",
                       f"{ctx.cpus} cpus {ctx.memory_mb} MB")[:20]
     return ctx.cache / "baseline" / f"{k.arts.dir.name[:60]}-{key}.json"
 
@@ -167,7 +197,11 @@ def boot_and_measure(ctx: Context, k: Kernel, label: str = "",
     page = k.cells[0].page
     kernel = k.cells[0].kernel
     by_cell: dict[str, list[tuple[Cell, Check]]] = {}
+    unavailable = []
     for cell, chk in pairs or [(c, chk) for c in k.cells for chk in ctx.checks]:
+        if chk.options.get("kind") == "selftests" and k.selftests is None:
+            unavailable.append((cell, chk))   # nothing to run them from: no boot for them
+            continue
         by_cell.setdefault(cell.id, []).append((cell, chk))
     measured: dict[str, dict[str, Any]] = {}
     splats: dict[str, list[str]] = {c.id: [] for c in k.cells}
@@ -177,6 +211,8 @@ def boot_and_measure(ctx: Context, k: Kernel, label: str = "",
     timeouts = base_timeouts(ctx, k)
 
     def on_measured(cell: Cell, chk: Check, m: dict[str, Any]) -> None:
+        if chk.options.get("kind") == "selftests" and m["kind"] in ("ktap", "crash"):
+            m["tests"] = parse_tests(ctx, m)
         with lock:
             measured[f"{cell.fs.name}/{chk.name}"] = m
             splats[cell.id] += [f"{s} (during {chk.name})" for s in m.get("splats", [])]
@@ -211,6 +247,9 @@ def boot_and_measure(ctx: Context, k: Kernel, label: str = "",
             for _ in run_boots(plan, on_measured, on_boot, status):
                 pass
 
+    for cell, chk in unavailable:
+        on_measured(cell, chk, {"kind": "error", "reason": "the mm selftests of this tree are not "
+                                f"there: {k.selftests_error or 'not built'}"})
     groups = list(by_cell.values())
     slots = ctx.slots or GuestSlots(ctx.guests)
     fs_rank = {c.fs.name: i for i, c in enumerate(k.cells)}
@@ -237,7 +276,7 @@ def boot_and_measure(ctx: Context, k: Kernel, label: str = "",
             w.order_checks(cell, order)     # as the catalogue lists them, whichever finished first
         w.flush()
     clean = (not boot_splats and all(not b.error for b in boots)
-             and all(m["kind"] in ("dump", "skip") and not m.get("splats") and not m.get("taint")
+             and all(m["kind"] in ("dump", "skip", "ktap") and not m.get("splats") and not m.get("taint")
                      for m in measured.values()))
     return measured, clean
 

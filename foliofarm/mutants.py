@@ -27,6 +27,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from foliofarm.judge import checks
 from foliofarm.paths import ROOT
 from foliofarm.util import write_json
 
@@ -48,6 +49,8 @@ class Mutant:
     cells: list[str]
     why: str
     subject: str = ""
+    checks: list[str] | None = None     # the checks to run (default: the farm's own)
+    run_args: list[str] = field(default_factory=list)   # more `foliofarm run` options
 
     def names(self, cell: str) -> bool:
         return any(fnmatch.fnmatchcase(cell, g) for g in self.cells)
@@ -76,7 +79,8 @@ class Outcome:
 
 def load() -> list[Mutant]:
     rows = tomllib.loads((MUTANTS / "mutants.toml").read_text())["mutant"]
-    return [Mutant(r["name"], MUTANTS / f"{r['name']}.patch", r["cells"], r["why"], r["subject"])
+    return [Mutant(r["name"], MUTANTS / f"{r['name']}.patch", r["cells"], r["why"], r["subject"],
+                   r.get("checks"), r.get("run_args", []))
             for r in rows]
 
 
@@ -186,7 +190,9 @@ def main(argv: list[str] | None = None) -> int:
         jobs += [(None, b, f"{b.stem}-{k}") for b in BENIGN for k in range(1, a.benign_runs + 1)]
     for i, (m, series, label) in enumerate(jobs, 1):
         with ui.status(f"[{i}/{len(jobs)}] {label}"):
-            doc, seconds, err = run_series(series, a.results / label, a.run_args)
+            scope = ["--checks", ",".join(m.checks) if m and m.checks else checks.own(),
+                     *(m.run_args if m else [])]
+            doc, seconds, err = run_series(series, a.results / label, [*scope, *a.run_args])
         o = judge(doc, m, cells) if doc else Outcome(label, m.cells if m else [], -1, seconds)
         o.name, o.seconds, o.error, o.results = label, round(seconds, 1), err, str(a.results / label)
         outcomes.append(o)

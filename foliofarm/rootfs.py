@@ -12,6 +12,7 @@ from foliofarm import hosttools, matrix
 from foliofarm.apt import PrivateApt
 from foliofarm.build import CROSS_COMPILE, PROBE_SOURCES, Artifacts
 from foliofarm.errors import BuildError, InfraError
+from foliofarm.guest.qemu import SELFTESTS
 from foliofarm.paths import ROOTFS, VMTESTS
 from foliofarm.util import StagingDir, run, seal, sealed, sha256_files, sha256_text, write_atomic
 
@@ -28,18 +29,29 @@ def guest_programs() -> list[Path]:
 
 def busybox(cache: Path) -> Path:
     """Debian's arm64 busybox-static binary, fetched once."""
-    out = cache / "guest" / "busybox"
+    return debian_binary(cache, "busybox-static", ("usr/bin/busybox", "bin/busybox"), "busybox")
+
+
+def bash(cache: Path) -> Path:
+    """Debian's arm64 bash-static (run_vmtests.sh is a bash script), fetched once."""
+    return debian_binary(cache, "bash-static", ("bin/bash-static", "usr/bin/bash-static"), "bash")
+
+
+def debian_binary(cache: Path, package: str, inside: tuple[str, ...], name: str) -> Path:
+    """One static binary of Debian's arm64 ``package`` of the guest suite (the
+    first of ``inside`` it has), fetched once into the cache as ``name``."""
+    out = cache / "guest" / name
     if out.is_file():
         return out
     hosttools.require("dpkg-deb", "apt-get")
     suite = matrix.defaults()["guest_suite"]
-    deb = PrivateApt(cache / "apt", suite, "arm64").download("busybox-static", cache / "debs")
-    with StagingDir(cache / "guest" / "busybox-deb") as tmp:
+    deb = PrivateApt(cache / "apt", suite, "arm64").download(package, cache / "debs")
+    unpacked = cache / "guest" / f"{name}-deb"
+    with StagingDir(unpacked) as tmp:
         run(["dpkg-deb", "-x", str(deb), str(tmp)], what=f"dpkg-deb -x {deb.name}")
-    unpacked = cache / "guest" / "busybox-deb"
-    found = [p for p in (unpacked / "usr/bin/busybox", unpacked / "bin/busybox") if p.is_file()]
+    found = [unpacked / p for p in inside if (unpacked / p).is_file()]
     if not found:
-        raise InfraError(f"{deb.name} has no busybox binary in bin/ or usr/bin/")
+        raise InfraError(f"{deb.name} has no {name} binary in {' or '.join(inside)}")
     write_atomic(out, found[0].read_bytes())
     out.chmod(0o755)
     return out
@@ -70,8 +82,9 @@ def initramfs(cache: Path, arts: Artifacts) -> Path:
     progs = build_guest_programs(cache)
     # serial, filesystem type, mount options: one line per attachment the guest may see
     mounts = "".join(f"{fs.name} {fs.name} {fs.mount_options}\n" +
-                     (f"{fs.name}-rw {fs.name} {fs.rw_mount_options}\n" if fs.rw_mount_options else "")
-                     for fs in matrix.filesystems().values())
+                     (f"{fs.name}-rw {fs.name} {fs.rw_mount_options}\n"
+                      f"{fs.name}-mm {fs.name} rw\n" if fs.rw_mount_options else "")
+                     for fs in matrix.filesystems().values()) + f"{SELFTESTS} erofs ro\n"
     key = sha256_text(sha256_files([bb, *progs.iterdir(), arts.probe, arts.splat_module,
                                     ROOTFS / "init", ROOTFS / "banner"]), mounts)[:16]
     out = cache / "initramfs" / f"{arts.dir.name}-{key}.cpio"

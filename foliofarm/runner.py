@@ -16,9 +16,11 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from foliofarm import hosttools, images, matrix, measure, plan, report, repro, rootfs, source, summary
+from foliofarm import (hosttools, images, matrix, measure, plan, report, repro, rootfs, selftests,
+                       source, summary)
 from foliofarm.build import Artifacts, Builder, extra_fragment
 from foliofarm.errors import BuildError, FarmError, UsageError
+from foliofarm.guest import ktap
 from foliofarm.guest.qemu import QEMU
 from foliofarm.judge.checks import Check, Outcome
 from foliofarm.matrix import Cell
@@ -72,9 +74,14 @@ class Run:
         self.writer: ResultsWriter       # set by execute()
         self.builder: Builder
         self.disks: dict[str, Path] = {}
+        self.swap: Path | None = None
+        self.mm_scratch: dict[str, Path] = {}
         self.kernel_xy = ""     # "X.Y" of the kernel being measured, for expectations
         self.build_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="build")
         self.drawn: dict[tuple[str, str], bytes] = {}   # plots drawn as page sizes finish
+        # per source tree (by id): its selftests disk, built after its first kernel
+        self.selftests: dict[int, tuple[source.KernelSource, Future[tuple[Path | None, str | None]]]] = {}
+        self.ktap_parser: Path | None = None
 
     def log(self, msg: str, style: str | None = None) -> None:
         """Log plain text: kernel and compiler messages are full of [brackets]
@@ -97,9 +104,16 @@ class Run:
             t0 = time.monotonic()
             with self.ui.status("making disk images"):
                 disks = {fs.name: images.image(self.cache, fs.name) for fs in o.filesystems}
+                self.swap = images.swap_image(self.cache)
+                if measure.wants_selftests(o.checks):
+                    self.mm_scratch = {fs.name: img for fs in o.filesystems
+                                       if (img := images.scratch_image(self.cache, fs.name))}
             w.doc.setdefault("stages", {})["images_s"] = round(time.monotonic() - t0, 2)
             self.builder = Builder(self.cache, log=self.log, jobs=o.jobs,
                                    extra=extra_fragment(self.cache, o.extra_config))
+            if measure.wants_selftests(o.checks):
+                with self.ui.status("the KTAP parser"):
+                    self.ktap_parser = self._ktap_parser(src)
             self.disks = disks
             if o.compare is not None:
                 complete = plan.compare(self, src, o.compare, o.kernel)
@@ -218,7 +232,30 @@ class Run:
         checks (a TCG guest mostly keeps one core busy, make gets the rest),
         and a series' first build runs while its warm base is judged. The tree
         must stay as it is until the builds are settled (util.settle)."""
-        return [self.build_pool.submit(self._build, src, page) for page in self.opts.page_sizes]
+        futures = []
+        for i, page in enumerate(self.opts.page_sizes):
+            futures.append(self.build_pool.submit(self._build, src, page))
+            if i == 0 and measure.wants_selftests(self.opts.checks):
+                # after the first kernel: its cells boot as soon as both are there
+                self.selftests[id(src)] = (src, self.build_pool.submit(self._selftests_disk, src))
+        return futures
+
+    def _selftests_disk(self, src: source.KernelSource) -> tuple[Path | None, str | None]:
+        """The mm selftests of ``src`` built and put on their disk (build
+        thread); or None and why not: the other checks run all the same."""
+        try:
+            st = selftests.build(self.cache, src, self.builder.jobs, log=self.log)
+            return selftests.image(self.cache, st, rootfs.bash(self.cache)), None
+        except FarmError as exc:
+            self.log(f"mm selftests of {plan.label(src, self.variant)}: {exc}", "red")
+            return None, str(exc)
+
+    def _ktap_parser(self, src: source.KernelSource) -> Path:
+        """The pinned KTAP parser (guest/ktap.py), from the pinned Debian
+        kernel's pristine tree: this run's own where it is that kernel."""
+        pinned = f"debian:{ktap.PARSER_KERNEL}"
+        return ktap.parser_dir(self.cache, lambda: src.tree if src.spec == pinned
+                               else source.resolve(pinned, self.cache).tree)
 
     def base_is_built(self, src: source.KernelSource) -> bool:
         """Every page size of ``src`` is in the artifact cache: building it runs no make."""
@@ -261,7 +298,10 @@ class Run:
             plan.tip_built(w, page, None)
         self.log(f"kernel {label} {page.name}: {'built' if arts.built else 'cached'} {arts.dir.name}")
         k = measure.Kernel(arts=arts, initrd=initrd, cells=cells, disks=self.disks,
-                           kernel_xy=self.kernel_xy, side=side)
+                           kernel_xy=self.kernel_xy, side=side, swap=self.swap,
+                           mm_scratch=self.mm_scratch)
+        if id(src) in self.selftests:
+            k.selftests, k.selftests_error = self.selftests[id(src)][1].result()
         two_sided = self.opts.series is not None or self.opts.compare is not None
         ok = measure.measure_kernel(self._context(slots), k,
                                     reuse_base=side != "series" and not self.opts.fresh,
@@ -287,7 +327,8 @@ class Run:
                                accel=self.opts.accel, boot_timeout=self.opts.boot_timeout,
                                log=self.log, status=self.ui.status if slots is None else no_status,
                                guests=self.opts.guests, cpus=self.opts.cpus,
-                               memory_mb=self.opts.memory_mb, slots=slots)
+                               memory_mb=self.opts.memory_mb, slots=slots,
+                               ktap_parser=self.ktap_parser)
 
     def _error_cells(self, cells: list[Cell], message: str) -> None:
         for cell in cells:

@@ -31,12 +31,22 @@ class _Part(BaseModel):
     model_config = ConfigDict(extra="allow")
 
 
+class Subtest(_Part):
+    name: str
+    outcome: Literal[OUTCOMES]           # type: ignore[valid-type]
+    reason: str = ""
+    inner: dict[str, int] = {}
+    seconds: Optional[Number] = None
+    failed: list[str] = []
+
+
 class CheckResult(_Part):
     name: str
     outcome: Literal[OUTCOMES]           # type: ignore[valid-type]
     reason: str = ""
     metrics: dict[str, Figure]
     excerpt: str = ""
+    subtests: list[Subtest] = []
 
 
 class CellResult(_Part):

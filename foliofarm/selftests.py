@@ -21,6 +21,7 @@ recipe (RECIPE): a second run with nothing changed builds nothing."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import time
@@ -33,7 +34,9 @@ from foliofarm.apt import DEBIAN_SUITES, PrivateApt
 from foliofarm.build import CROSS_COMPILE, toolchain_id
 from foliofarm.errors import InfraError
 from foliofarm.source import KernelSource
-from foliofarm.util import StagingDir, clean_stale_staging, run, sha256_files, sha256_text, write_json
+from foliofarm.paths import VMTESTS
+from foliofarm.util import (StagingDir, check_free_space, clean_stale_staging, run, seal, sealed,
+                            sha256_files, sha256_text, write_json)
 
 RECIPE = "mm-selftests 1"
 SYSROOT_PACKAGES = ("libcap-dev", "libcap2", "libnuma-dev", "libnuma1")
@@ -148,6 +151,33 @@ def _build(cache: Path, src: KernelSource, root: Path, jobs: int,
     if missing:
         log(f"mm selftests of {src.label}: {len(missing)} not built: {', '.join(sorted(missing))}")
     return Selftests(final, True, missing, seconds)
+
+
+GUEST_SCRIPT = VMTESTS / "mm-selftests.sh"
+
+
+def image(cache: Path, st: Selftests, bash: Path) -> Path:
+    """The selftests disk the guest mounts read-only at /mnt/ffmm: the programs
+    (bin/), Debian's static bash and the guest's driver script
+    (tests/vmtests/mm-selftests.sh), an erofs image made unprivileged and
+    cached by what it holds."""
+    hosttools.require("mkfs.erofs")
+    key = sha256_text(st.dir.name, sha256_files([bash, GUEST_SCRIPT]))[:16]
+    out = cache / "images" / f"mm-selftests-{key}.erofs"
+    if sealed(out):
+        return out
+    check_free_space(out.parent, 1, "the mm selftests disk")
+    with StagingDir(cache / "images" / f"mm-selftests-{key}.d") as tmp:
+        shutil.copytree(st.bin, tmp / "bin", symlinks=True)
+        shutil.copy2(bash, tmp / "bash")
+        shutil.copy2(GUEST_SCRIPT, tmp / "mm-selftests")
+        (tmp / "mm-selftests").chmod(0o755)
+        part = out.with_name(out.name + f".part-{os.getpid()}")
+        run(["mkfs.erofs", "--all-root", "-T0", str(part), str(tmp)], what="mkfs.erofs (selftests)")
+        os.replace(part, out)
+        seal(out)
+    shutil.rmtree(cache / "images" / f"mm-selftests-{key}.d", ignore_errors=True)
+    return out
 
 
 def copy_parts(tree: Path, scratch: Path) -> None:

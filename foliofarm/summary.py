@@ -8,6 +8,8 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from foliofarm.judge.compare import quiet_subtest
+
 # Figures shown in the cells table, per check.
 SUMMARY = {
     "exec-text": (("aligned_pct", "aligned {}%"), ("pte_cont_pct", "cont {}%"),
@@ -27,6 +29,8 @@ SUMMARY = {
                   ("data_none_mapped_per_fault", "mapped {}"), ("exec_outside_vma", "outside {}")),
     "sparse-read": (("plain_first_without_ra", "stop@{}"), ("huge_first_without_ra", "huge stop@{}"),
                     ("huge_max_order", "huge order {}")),
+    "mm-selftests": (("pass", "pass {}"), ("fail", "fail {}"), ("skip", "skip {}"),
+                     ("xfail", "xfail {}")),
 }
 
 
@@ -105,13 +109,15 @@ def print_verdicts(doc: dict[str, Any], console: Console | None = None) -> None:
     sides = doc["sides"]
     table = Table(title=f"{sides['base']['kernel']} -> {sides['series']['kernel']}: verdicts "
                         "(! marks a figure that moved the wrong way)")
-    rows = doc.get("verdicts", [])
+    rows = [r for r in doc.get("verdicts", []) if not quiet_subtest(r)]
     widths = {"cell": max((len(f"{r['page_size']}-{r['fs']}") for r in rows), default=4),
               "check": max((len(r["check"]) for r in rows), default=5), "verdict": 12}
     for col in ("cell", "check", "verdict", "figures that moved (base -> series)"):
         table.add_column(col, no_wrap=col in widths, min_width=widths.get(col),
                          overflow="fold")
-    for r in doc.get("verdicts", []):
+    for r in rows:
+        if quiet_subtest(r):
+            continue
         detail = changed_text(r) or ("same" if r["verdict"] == "pass" else r["series_reason"][:120])
         table.add_row(f"{r['page_size']}-{r['fs']}", r["check"],
                       f"[{VERDICT_COLOUR.get(r['verdict'], 'white')}]{r['verdict']}[/]", detail)

@@ -10,6 +10,7 @@ FOLIOFARM_FUZZ_EXAMPLES sets the inputs per target (500 in `make test`, with a
 fixed seed so that CI runs the same inputs each time; `make fuzz` runs 5000 with
 fresh ones). The counts are printed at the end of the test run."""
 
+import functools
 import json
 import os
 import random
@@ -19,12 +20,13 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from foliofarm import report, schema, series
+from foliofarm import report, schema, series, source
 from foliofarm.build import Builder
 from foliofarm.errors import FarmError
-from foliofarm.guest import splat
+from foliofarm.guest import ktap, splat
 from foliofarm.guest.session import parse_ktap
 from foliofarm.judge import checks
+from foliofarm.paths import cache_dir
 from foliofarm.report import text
 from foliofarm.results import junit_xml
 
@@ -186,6 +188,29 @@ def test_fuzz_ktap_parser(data):
     counted("KTAP parser")
     out = parse_ktap(data.decode("utf-8", "replace"))
     assert isinstance(out["results"], list)
+
+
+SELFTESTS_KTAP = seeds("tests/data/ktap/*.txt")
+
+
+@functools.cache
+def kunit_parser():
+    cache = cache_dir()
+    return ktap.load_parser(ktap.parser_dir(
+        cache, lambda: source.resolve(f"debian:{ktap.PARSER_KERNEL}", cache).tree))
+
+
+@FUZZ
+@given(inputs(SELFTESTS_KTAP))
+def test_fuzz_selftests_ktap_and_judging(data):
+    """run_vmtests.sh output, damaged: the kernel's parser and the judging
+    give outcomes the schema takes, never a traceback."""
+    counted("selftests KTAP (kernel's parser) and judging")
+    run = ktap.parse(data.decode("utf-8", "replace"), kunit_parser())
+    m = {"kind": "ktap", "tests": {"results": [r.as_dict() for r in run.results],
+                                   "complete": run.complete}}
+    out = checks.judge_measurement(checks.catalogue()["mm-selftests"], m, "7.3", "16k", "xfs")
+    schema.CheckResult.model_validate(out.as_dict())
 
 
 DUMPS = sorted((DATA / "dumps").glob("*.dump"))

@@ -14,6 +14,7 @@ import pytest
 from foliofarm import build, matrix, source
 from foliofarm.cli import main
 from foliofarm.errors import ConfigError
+from foliofarm.judge import checks
 from foliofarm.paths import cache_dir
 
 pytestmark = pytest.mark.integration
@@ -27,7 +28,8 @@ def load(results: Path) -> dict:
 def matrix_run(tmp_path_factory):
     results = tmp_path_factory.mktemp("results")
     # --fresh: boot for real even where an earlier run's measurements are cached
-    code = main(["run", "--kernel", "debian:7.3", "--fresh", "--results", str(results)])
+    code = main(["run", "--kernel", "debian:7.3", "--fresh", "--checks", checks.own(),
+                 "--results", str(results)])
     return code, load(results), results
 
 
@@ -71,7 +73,8 @@ def test_run_leaves_results_junit_ktap_consoles_and_dumps(matrix_run):
 
 
 def test_warm_rerun_rebuilds_nothing(matrix_run, tmp_path):
-    code = main(["run", "--page-sizes", "64k", "--fs", "erofs", "--results", str(tmp_path)])
+    code = main(["run", "--page-sizes", "64k", "--fs", "erofs", "--checks", checks.own(),
+                 "--results", str(tmp_path)])
     doc = load(tmp_path)
     assert code == 0
     assert [k["built_now"] for k in doc["kernels"]] == [False]

@@ -28,6 +28,7 @@ READY = "FOLIOFARM-READY"
 BANNER_LINE = re.compile(
     r"FOLIOFARM (?:probe (?P<probe>loaded|FAILED)|outbox (?P<outbox>vd[a-z]+)"
     r"|mounted (?P<serial>[\w-]+) (?P<dev>vd[a-z]+)|mount FAILED (?P<failed>[\w-]+) vd[a-z]+"
+    r"|swap (?P<swap>vd[a-z]+) (?P<swap_kb>\d+)"
     r"|kernel (?P<uname>\S+) page_size (?P<page>\d+))")
 # After a lockup or hung-task report, how long the command in flight still gets.
 HANG_GRACE_S = 15.0
@@ -320,6 +321,28 @@ class GuestSession:
             raise GuestError(f"guest stopped while finishing {what!r}", self._excerpt())
         return int(self.child.match.group(1)), int(self.child.match.group(2))
 
+    def console_mark(self) -> int:
+        """Where the console log stands now, for console_since()."""
+        if self._log is not None:
+            self._log.flush()
+        try:
+            return self.console_log.stat().st_size
+        except OSError:
+            return 0
+
+    def console_since(self, mark: int, limit: int = 1 << 20) -> str:
+        """The console's text since ``mark`` (its last ``limit`` bytes): what a
+        command printed before the guest died under it."""
+        if self._log is not None:
+            self._log.flush()
+        try:
+            with open(self.console_log, "rb") as f:
+                size = f.seek(0, 2)
+                f.seek(max(mark, size - limit))
+                return normalise(f.read().decode("utf-8", errors="replace"))
+        except OSError:
+            return ""
+
     def _log_text(self) -> str:
         if self._log is not None:
             self._log.flush()
@@ -371,6 +394,8 @@ class GuestSession:
                 out[f"mount:{m['serial']}"] = m["dev"]
             elif m["failed"]:
                 out[f"mount:{m['failed']}"] = "FAILED"
+            elif m["swap"]:
+                out["swap"] = f"{m['swap']} {m['swap_kb']} kB"
             else:
                 out["uname"], out["page_size"] = m["uname"], m["page"]
         return out, garbled

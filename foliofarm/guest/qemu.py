@@ -11,6 +11,12 @@ QEMU = "qemu-system-aarch64"
 # The serial of the disk that carries dumps home (rootfs/init names its device).
 OUTBOX = "ffout"
 OUTBOX_BYTES = 256 << 20
+# The serial of the mm selftests disk (an erofs image the guest mounts at /mnt/ffmm).
+SELFTESTS = "ffmm"
+# The serial of the swap disk: an empty image attached with snapshot=on, made a
+# swap device by init (mkswap, swapon) in every guest.
+SWAP = "ffswap"
+SWAP_BYTES = 1 << 30
 
 
 @dataclass

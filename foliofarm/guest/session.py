@@ -20,6 +20,7 @@ from foliofarm import matrix
 from foliofarm.errors import GuestError
 from foliofarm.guest import splat
 from foliofarm.guest.console import CommandResult, GuestSession
+from foliofarm.guest.qemu import SELFTESTS
 from foliofarm.judge.checks import Check
 from foliofarm.matrix import Cell
 
@@ -51,9 +52,14 @@ class Boot:
 def check_timeout(chk: Check, base_seconds: float | None) -> float:
     """A check's deadline: its catalogue timeout, or where the base run measured
     it, that time plus a margin (twice it, at least 30 s and at most 55 s more),
-    so a hang costs the check's usual time plus under a minute."""
+    so a hang costs the check's usual time plus under a minute; a selftests
+    run gets twice its base time and a minute."""
     if base_seconds is None:
         return chk.timeout
+    if chk.options.get("kind") == "selftests":
+        # minutes of many programs, each under its own deadline in the guest:
+        # their time varies more than a farm check's, so twice the base's
+        return min(chk.timeout, 2 * base_seconds + 60)
     return min(chk.timeout, max(base_seconds + 30, min(2 * base_seconds, base_seconds + 55)))
 
 
@@ -95,11 +101,17 @@ def _measure(g: GuestSession, cell: Cell, chk: Check, timeout: float) -> dict[st
     if not dev or dev == "FAILED":
         return {"kind": "error", "reason": f"{cell.fs.name} is not mounted in the guest"}
     dump = f"/tmp/out/{chk.name}-{cell.fs.name}.dump"
+    writable = g.banner.get(f"mount:{cell.fs.name}-rw", "FAILED") != "FAILED"
     fmt = {"mnt": f"/mnt/{cell.fs.name}", "fs": cell.fs.name, "dev": dev, "dump": dump,
            "anon_mthp_kb": cell.page.anon_mthp_kb,
            # the stub file on the writable attachment, "-" where there is none (erofs)
-           "wfile": (f"/mnt/{cell.fs.name}-rw/stubs.bin"
-                     if g.banner.get(f"mount:{cell.fs.name}-rw", "FAILED") != "FAILED" else "-")}
+           "wfile": f"/mnt/{cell.fs.name}-rw/stubs.bin" if writable else "-",
+           # the selftests' empty filesystem of the cell's type, "-" where there is none
+           "wdir": (f"/mnt/{cell.fs.name}-mm"
+                    if g.banner.get(f"mount:{cell.fs.name}-mm", "FAILED") != "FAILED" else "-"),
+           **{k: v for k, v in chk.options.items() if isinstance(v, (str, int, float))}}
+    if chk.options.get("kind") == "selftests":
+        return _run_selftests(g, chk, fmt, timeout)
     # a program with a path runs from the filesystem under test, others from the initramfs
     program = chk.program.format(**fmt) if "/" in chk.program else f"/ff/{chk.program}"
     for line in chk.options.get("setup", []):
@@ -117,6 +129,27 @@ def _measure(g: GuestSession, cell: Cell, chk: Check, timeout: float) -> dict[st
     t0 = time.monotonic()
     text = g.read_file(dump)
     return {**m, "kind": "dump", "dump": text, "transfer_seconds": round(time.monotonic() - t0, 2)}
+
+
+# What a selftests driver leaves for the host (tests/vmtests/mm-selftests.sh).
+SELFTESTS_OUTPUT = "/tmp/out/mm-selftests.ktap"
+
+
+def _run_selftests(g: GuestSession, chk: Check, fmt: dict[str, Any], timeout: float) -> dict[str, Any]:
+    """A selftests run: its KTAP, whole (kind "ktap"); the host parses it. The
+    driver prints it on the console too, so a run the kernel cuts short
+    leaves what it printed (session.run_boots keeps the console since then)."""
+    if g.banner.get(f"mount:{SELFTESTS}", "FAILED") == "FAILED":
+        return {"kind": "error", "reason": "the selftests disk is not mounted in the guest"}
+    res = g.run(shlex.join([chk.program.format(**fmt), *(a.format(**fmt) for a in chk.args)]),
+                timeout=timeout)
+    m: dict[str, Any] = {"seconds": round(res.seconds, 2)}
+    if res.status != 0:
+        return {**m, "kind": "error", "ktap": res.output,
+                "reason": f"the selftests driver exited {res.status}: {res.output.strip()[-300:]}"}
+    t0 = time.monotonic()
+    text = g.read_file(SELFTESTS_OUTPUT, timeout=120)
+    return {**m, "kind": "ktap", "ktap": text, "transfer_seconds": round(time.monotonic() - t0, 2)}
 
 
 KTAP_RESULT = re.compile(r"^(not ok|ok) (\d+) (\S+)(?: # (.*))?$")
@@ -194,6 +227,7 @@ def run_boots(plan: BootPlan, on_measured: Measured, on_boot: Callable[[Boot], N
                     timeout = plan.timeouts.get((cell.fs.name, chk.name), chk.timeout)
                     t0 = time.monotonic()
                     seen = len(g.splats)
+                    mark = g.console_mark()
                     try:
                         with status(f"{cell.id}: {chk.name}") if status else nullcontext():
                             m = measure(g, cell, chk, timeout)
@@ -205,7 +239,8 @@ def run_boots(plan: BootPlan, on_measured: Measured, on_boot: Callable[[Boot], N
                              "reason": str(exc), "excerpt": exc.excerpt, "ended_boot": True,
                              "seconds": round(time.monotonic() - t0, 2),
                              "splats": [f"{s.kind}: {s.line}" for s in g.splats[seen:]],
-                             "taint": "", "taint_mask": 0, "kernel_log": exc.excerpt}
+                             "taint": "", "taint_mask": 0, "kernel_log": exc.excerpt,
+                             "console": g.console_since(mark)}
                         pending.pop(0)
                         boot.ended_by = f"{cell.fs.name}/{chk.name}"
                         boot.error = str(exc)

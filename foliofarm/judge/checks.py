@@ -4,13 +4,15 @@ an outcome, using only the expectations in data."""
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
+import re
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any, Callable
 
 from foliofarm import datafiles, matrix
-from foliofarm.judge import smaps
+from foliofarm.judge import selftests, smaps
 from foliofarm.errors import UsageError
 from foliofarm.paths import VMTESTS
 
@@ -33,10 +35,14 @@ class Outcome:
     outcome: str
     reason: str = ""
     metrics: dict[str, Any] = field(default_factory=dict)
+    subtests: list[dict[str, Any]] = field(default_factory=list)   # a selftests run's tests
 
     def as_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "outcome": self.outcome, "reason": self.reason,
-                "metrics": self.metrics}
+        d = {"name": self.name, "outcome": self.outcome, "reason": self.reason,
+             "metrics": self.metrics}
+        if self.subtests:
+            d["subtests"] = self.subtests
+        return d
 
 
 @cache
@@ -60,6 +66,25 @@ def select(requested: str | None) -> list[Check]:
     if bad:
         raise UsageError(f"unknown check {', '.join(bad)}; valid: {', '.join(cat)}")
     return [cat[n] for n in names]
+
+
+def own() -> str:
+    """The farm's own checks (every one but the kernel's selftests), as --checks
+    takes them: what the speed targets, the mutants and the matrix test measure."""
+    return ",".join(n for n, c in catalogue().items() if c.options.get("kind") != "selftests")
+
+
+def with_categories(selected: list[Check], categories: str | None) -> list[Check]:
+    """``selected`` with the selftests checks running ``categories`` (their
+    run_vmtests.sh -t list, or "all") instead of the catalogue's."""
+    if categories is None:
+        return selected
+    words = categories.split()
+    if not words or not all(re.fullmatch(r"[a-z0-9_-]+", w) for w in words):
+        raise UsageError(f"--mm-selftests {categories!r}: give run_vmtests.sh categories separated "
+                         "by spaces (e.g. \"cow thp\"), or all")
+    return [dataclasses.replace(c, options={**c.options, "categories": " ".join(words), "left_out": "-"})
+            if c.options.get("kind") == "selftests" else c for c in selected]
 
 
 @cache
@@ -353,6 +378,22 @@ def evaluate(check: Check, dump_text: str, kernel: str, page: str, fs: str) -> O
     return judge(check.name, metrics, kernel, page, fs)
 
 
+def evaluate_tests(check: Check, m: dict[str, Any], kernel: str, page: str, fs: str) -> Outcome:
+    """A selftests run (kind "ktap", or a crash with what it printed before):
+    one subtest per test, known failures xfail, the counts bounded by the
+    expectations' rows."""
+    parsed = m.get("tests")
+    if not isinstance(parsed, dict) or not isinstance(parsed.get("results"), list):
+        return Outcome(check.name, "error", "the run's KTAP output was not parsed")
+    outcome, reason, metrics, subs = selftests.judge_tests(
+        check.name, parsed["results"], kernel, page, fs, bool(parsed.get("complete")))
+    if outcome != "pass":
+        return Outcome(check.name, outcome, reason, metrics, subs)
+    judged = judge(check.name, metrics, kernel, page, fs)
+    judged.subtests = subs
+    return judged
+
+
 def kernel_trouble(m: dict[str, Any]) -> str:
     """What the kernel reported while a measurement ran, as one line: new taint
     letters and the reports' first lines; "" when it reported nothing."""
@@ -371,8 +412,13 @@ def judge_measurement(check: Check, m: dict[str, Any], kernel: str, page: str, f
     kind = m["kind"]
     if kind == "dump":
         outcome = evaluate(check, m["dump"], kernel, page, fs)
+    elif kind == "ktap":
+        outcome = evaluate_tests(check, m, kernel, page, fs)
     elif kind == "crash":
         outcome = Outcome(check.name, "fail", f"kernel hung or crashed: {m['reason']}")
+        if m.get("tests"):      # the tests that finished before it, and the one it ended in
+            done = evaluate_tests(check, m, kernel, page, fs)
+            outcome.metrics, outcome.subtests = done.metrics, done.subtests
     else:
         outcome = Outcome(check.name, kind, m["reason"])
     if m.get("seconds") is not None:
@@ -386,5 +432,5 @@ def judge_measurement(check: Check, m: dict[str, Any], kernel: str, page: str, f
             reason += f"; also: {outcome.reason}"
         elif kind == "crash":
             reason = f"{outcome.reason}; {trouble}"
-        outcome = Outcome(check.name, "fail", reason, outcome.metrics)
+        outcome = Outcome(check.name, "fail", reason, outcome.metrics, outcome.subtests)
     return outcome

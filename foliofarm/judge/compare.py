@@ -24,6 +24,7 @@ FIGURES: dict[str, tuple[str, ...]] = {
     "file-collapse": ("file_pmd_mapped_kb", "file_pmd_mapped_kb_after_write_open", "collapse_errno"),
     "sparse-read": ("plain_first_without_ra", "huge_first_without_ra", "huge_max_order"),
     "console": ("splats",),
+    "mm-selftests": ("pass", "fail", "xfail", "skip", "inner_pass", "inner_fail"),
 }
 
 
@@ -114,12 +115,70 @@ def verdicts(doc: dict[str, Any]) -> list[dict[str, Any]]:
                 v = "regression"      # a figure moved the wrong way beyond its tolerance
             elif v == "pass" and moved:
                 v = "changed"         # a figure moved beyond the base's noise
+            subs = subtest_rows(page, fs, name, b, n) if page not in broken else []
+            if v in ("pass", "fail", "xfail", "changed", "fixed") and \
+                    any(r["verdict"] == "regression" for r in subs):
+                v = "regression"      # a test of the run regressed
+            elif v in ("pass", "fail", "xfail") and any(r["verdict"] == "fixed" for r in subs):
+                v = "fixed"
             rows.append({"page_size": page, "fs": fs, "check": name, "verdict": v,
                          "base": b and b["outcome"], "series": n and n["outcome"],
                          "base_reason": (b or {}).get("reason", ""),
                          "series_reason": (n or {}).get("reason", ""),
                          "figures": figures(name, b, n), "changed": moved})
+            rows += subs
     return rows
+
+
+def subtest_rows(page: str, fs: str, check: str, b: dict[str, Any] | None,
+                 n: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """Per test of a selftests run on both sides: the verdict of its two
+    outcomes, made a regression where a test that fails on both sides fails
+    in more of its own results on the series side (a new failure inside a
+    test that already failed), and "changed" where the count of its own
+    passing results moved. Rows are named "check: test"."""
+    bs = {t["name"]: t for t in (b or {}).get("subtests", [])}
+    ns = {t["name"]: t for t in (n or {}).get("subtests", [])}
+    if not bs and not ns:
+        return []
+    rows = []
+    for name in [*bs, *(t for t in ns if t not in bs)]:
+        bt, nt = bs.get(name), ns.get(name)
+        # a test one side never reached (its run ended early) is incomplete there
+        v = verdict(bt and bt["outcome"], nt and nt["outcome"])
+        bi, ni = (bt or {}).get("inner", {}), (nt or {}).get("inner", {})
+        new_failures = sorted(set((nt or {}).get("failed", [])) - set((bt or {}).get("failed", [])))
+        gone = sorted(set((bt or {}).get("failed", [])) - set((nt or {}).get("failed", [])))
+        changed: list[dict[str, Any]] = []
+        if v in ("fail", "xfail") and new_failures:
+            v = "regression"
+        elif v in ("fail", "xfail") and gone and not new_failures:
+            v = "fixed"
+        if bi.get("pass") != ni.get("pass") and bt and nt:
+            changed.append({"metric": "inner_pass", "base": bi.get("pass"), "series": ni.get("pass"),
+                            "delta": _delta(bi.get("pass"), ni.get("pass")),
+                            "regression": False})
+            if v == "pass":
+                v = "changed"
+        rows.append({"page_size": page, "fs": fs, "check": f"{check}: {name}", "verdict": v,
+                     "subtest_of": check,
+                     "base": bt and bt["outcome"], "series": nt and nt["outcome"],
+                     "base_reason": (bt or {}).get("reason", ""),
+                     "series_reason": ((nt or {}).get("reason", "")
+                                       + (f"; newly failing: {', '.join(new_failures[:5])}"
+                                          if new_failures else "")).lstrip("; "),
+                     "figures": [{"metric": "inner_pass", "base": bi.get("pass"),
+                                  "series": ni.get("pass"),
+                                  "delta": _delta(bi.get("pass"), ni.get("pass"))}] if bi or ni else [],
+                     "changed": changed})
+    return rows
+
+
+def quiet_subtest(row: dict[str, Any]) -> bool:
+    """A selftest's row with nothing to say (passed, skipped or failed for a
+    known reason on both sides): left out of tables, counted in its check's row."""
+    return bool(row.get("subtest_of")) and row["verdict"] in ("pass", "skip", "xfail") \
+        and not row.get("changed")
 
 
 def exit_code(doc: dict[str, Any], strict_style: bool = False) -> int:

@@ -28,7 +28,7 @@ from typing import Any
 from foliofarm import matrix, schema
 from foliofarm.results import junit_xml
 from foliofarm.judge import compare
-from foliofarm.judge.compare import FIGURES
+from foliofarm.judge.compare import FIGURES, quiet_subtest
 from foliofarm.util import write_atomic, write_json
 
 Block = tuple  # ("p", text) | ("table", header, rows) | ("pre", text) | ("img", name, png, alt)
@@ -121,7 +121,10 @@ def check_table(doc: dict[str, Any], name: str) -> tuple[list[str], list[list[st
 
 
 def verdict_matrix(doc: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
-    rows = doc.get("verdicts", [])
+    """Checks down, cells across; a selftest gets a row only where some cell
+    has news of it (summary.quiet_subtest)."""
+    loud = {r["check"] for r in doc.get("verdicts", []) if not quiet_subtest(r)}
+    rows = [r for r in doc.get("verdicts", []) if r["check"] in loud]
     cells: list[str] = []
     for r in rows:
         cid = f"{r['page_size']}-{r['fs']}"
@@ -137,7 +140,7 @@ def changes_table(doc: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
     out = []
     for r in doc.get("verdicts", []):
         moved = r.get("changed") or []
-        if r["verdict"] == "pass" and not moved:
+        if (r["verdict"] == "pass" and not moved) or quiet_subtest(r):
             continue
         figs = "; ".join(f"{'!' if f.get('regression') else ''}{f['metric']} {_fmt(f['base'])} → "
                          f"{_fmt(f['series'])}{_delta(f['delta'])}" for f in moved[:12])
@@ -170,7 +173,7 @@ def build(doc: dict[str, Any], plots: dict[tuple[str, str], bytes] | None = None
 
     s = Section("Summary")
     if sides:
-        verdicts = [r["verdict"] for r in doc.get("verdicts", [])]
+        verdicts = [r["verdict"] for r in doc.get("verdicts", []) if not r.get("subtest_of")]
         counts = ", ".join(f"{verdicts.count(v)} {v}" for v in dict.fromkeys(verdicts))
         s.blocks.append(("p", f"Base: {sides['base']['origin']} ({sides['base']['kernel']}). "
                               f"Against: {sides['series']['origin']} ({sides['series']['kernel']})."))

@@ -1,0 +1,99 @@
+"""Judging a run of the kernel's selftests: the measurement's "tests" (the KTAP
+the guest printed, parsed on the host by guest/ktap.py) become one subtest
+outcome each, with the known failures of tests/vmtests/expectations/<check>.toml
+("known" rows, per kernel version, page size, filesystem and test, with the
+reason) turning a failure that is understood into xfail.
+
+A test fails as a whole (its exit code) while its own KTAP says which of its
+results failed: it is a known failure only where every failed inner result is
+covered by a known row (or a row covers the whole test), so a new failure
+inside a test that already fails for a known reason is still a failure."""
+
+from __future__ import annotations
+
+import fnmatch
+from functools import cache
+from typing import Any
+
+from foliofarm import datafiles
+from foliofarm.paths import VMTESTS
+
+# Inner results listed by name per subtest (the counts cover the rest).
+MAX_NAMED = 40
+
+
+@cache
+def known_failures(check: str) -> tuple[dict[str, Any], ...]:
+    path = VMTESTS / "expectations" / f"{check}.toml"
+    return tuple(datafiles.load(path, datafiles.ExpectationsFile).get("known", []))
+
+
+def _matches(row: dict[str, Any], kernel: str, page: str, fs: str, test: str) -> bool:
+    return (fnmatch.fnmatch(kernel, row.get("kernel", "*"))
+            and fnmatch.fnmatch(page, row.get("page_size", "*"))
+            and fnmatch.fnmatch(fs, row.get("fs", "*"))
+            and fnmatch.fnmatch(test, row["test"]))
+
+
+def subtest(check: str, t: dict[str, Any], kernel: str, page: str, fs: str) -> dict[str, Any]:
+    """One test's outcome from its parsed result ``t`` (ktap.Result.as_dict)."""
+    rows = [r for r in known_failures(check) if _matches(r, kernel, page, fs, t["name"])]
+    inner = t.get("inner", [])
+    failed = [i["name"] for i in inner if i["status"] in ("fail", "crash")]
+    counts = {s: sum(1 for i in inner if i["status"] == s) for s in ("pass", "fail", "skip", "xfail")}
+    counts["fail"] += sum(1 for i in inner if i["status"] == "crash")
+    out: dict[str, Any] = {"name": t["name"], "outcome": "", "reason": t.get("reason", "")}
+    if inner:
+        out["inner"] = counts
+    if t.get("seconds") is not None:
+        out["seconds"] = t["seconds"]
+    if failed:
+        out["failed"] = failed[:MAX_NAMED]
+    whole = next((r for r in rows if not r.get("inner")), None)
+    if t["status"] == "skip":
+        out["outcome"] = "skip"
+        out["reason"] = out["reason"] or "skipped (no reason given)"
+    elif t["status"] == "pass":
+        # a known failure of the whole test that passes now: xpass
+        out["outcome"] = "xpass" if whole else "pass"
+        if whole:
+            out["reason"] = f"known to fail ({whole['reason']}) but passed"
+    else:
+        by_inner = [r for r in rows if r.get("inner")]
+        unknown = [n for n in failed if not any(fnmatch.fnmatch(n, r["inner"]) for r in by_inner)]
+        if t["status"] == "crash":
+            out["outcome"] = "fail"
+            out["reason"] = t.get("reason") or "no result"
+        elif whole or (failed and not unknown):
+            why = whole["reason"] if whole else "; ".join(
+                dict.fromkeys(r["reason"] for r in by_inner
+                              if any(fnmatch.fnmatch(n, r["inner"]) for n in failed)))
+            out["outcome"] = "xfail"
+            out["reason"] = f"known: {why}" + (f" ({t['reason']})" if t.get("reason") else "")
+        else:
+            out["outcome"] = "fail"
+            named = unknown[:3]
+            more = f" and {len(unknown) - 3} more" if len(unknown) > 3 else ""
+            out["reason"] = (t.get("reason") or "failed") + (
+                f": {', '.join(named)}{more}" if named else "")
+    return out
+
+
+def judge_tests(check: str, tests: list[dict[str, Any]], kernel: str, page: str, fs: str,
+                complete: bool) -> tuple[str, str, dict[str, Any], list[dict[str, Any]]]:
+    """The check's outcome, reason, metrics (counts per outcome) and subtests."""
+    subs = [subtest(check, t, kernel, page, fs) for t in tests]
+    metrics: dict[str, Any] = {"tests": len(subs)}
+    for o in ("pass", "fail", "xfail", "xpass", "skip"):
+        metrics[o] = sum(1 for s in subs if s["outcome"] == o)
+    metrics["inner_pass"] = sum(s.get("inner", {}).get("pass", 0) for s in subs)
+    metrics["inner_fail"] = sum(s.get("inner", {}).get("fail", 0) for s in subs)
+    failing = [s["name"] for s in subs if s["outcome"] == "fail"]
+    if failing:
+        more = f" and {len(failing) - 5} more" if len(failing) > 5 else ""
+        return "fail", f"{len(failing)} failed: {', '.join(failing[:5])}{more}", metrics, subs
+    if not complete:
+        return "error", "the run printed no plan: it did not finish", metrics, subs
+    if not subs:
+        return "error", "no test ran (no KTAP results)", metrics, subs
+    return "pass", "", metrics, subs

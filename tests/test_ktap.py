@@ -1,0 +1,197 @@
+"""KTAP of the kernel's selftests read with the kernel's own parser
+(foliofarm/guest/ktap.py), judged per test with known failures as data
+(foliofarm/judge/selftests.py), and compared per test base against series."""
+
+import re
+from pathlib import Path
+
+import pytest
+
+from foliofarm import source
+from foliofarm.guest import ktap
+from foliofarm.judge import compare, selftests
+from foliofarm.judge.checks import catalogue, judge_measurement
+from foliofarm.paths import cache_dir
+
+DATA = Path(__file__).resolve().parent / "data" / "ktap"
+
+
+@pytest.fixture(scope="module")
+def parser():
+    cache = cache_dir()
+    d = ktap.parser_dir(cache, lambda: source.resolve(f"debian:{ktap.PARSER_KERNEL}", cache).tree)
+    return ktap.load_parser(d)
+
+
+def by_name(run):
+    return {r.name: r for r in run.results}
+
+
+def test_run_vmtests_shape_plan_at_the_end(parser):
+    """run_vmtests.sh's own shape: the plan last, names with spaces, each
+    program's KTAP nested under "# ", a SKIP with and without a reason, and a
+    test it counts but reports only as "[SKIP] ./X"."""
+    run = ktap.parse((DATA / "shape-run_vmtests.txt").read_text(), parser)
+    assert run.complete and run.planned == 6 and run.errors == []
+    r = by_name(run)
+    assert list(r) == ["hugetlb-mmap", "gup_test -u -n 1", "cow", "mdwe_test",
+                       "khugepaged all:file", "rmap"]
+    assert r["gup_test -u -n 1"].status == "fail" and r["gup_test -u -n 1"].reason == "exit=1"
+    assert [(i.name, i.status) for i in r["cow"].inner] == [
+        ("Basic COW after fork() ... with base page", "pass"),
+        ("Basic COW after fork() ... with THP (2048 kB)", "fail"),
+        ("thing", "skip")]
+    assert r["cow"].inner[2].reason == "MADV_HUGEPAGE failed"
+    assert r["hugetlb-mmap"].inner[1].reason == "no hugetlb pages"
+    assert r["mdwe_test"].status == "skip"
+    assert r["khugepaged all:file"].status == "skip"
+
+
+def test_a_run_cut_short_names_the_test_it_ended_in(parser):
+    """The guest died inside cow: what ran before keeps its results, cow is a
+    crash with the inner results it printed, and the run is not complete."""
+    lines = (DATA / "shape-run_vmtests.txt").read_text().splitlines()
+    cut = "\n".join(lines[:lines.index("# [RUN] thing")]) + "\n[  12.3] Unable to handle kernel paging"
+    run = ktap.parse(cut, parser)
+    assert not run.complete and run.planned is None
+    r = by_name(run)
+    assert r["hugetlb-mmap"].status == "pass" and r["gup_test -u -n 1"].status == "fail"
+    assert r["cow"].status == "crash" and "ended inside" in r["cow"].reason
+    assert [i.status for i in r["cow"].inner][:2] == ["pass", "fail"]
+
+
+def test_no_ktap_at_all(parser):
+    run = ktap.parse("mm-selftests: the selftests disk is not mounted\n", parser)
+    assert run.results == [] and not run.complete
+
+
+def parsed_tests(parser, text):
+    run = ktap.parse(text, parser)
+    return {"results": [r.as_dict() for r in run.results], "complete": run.complete,
+            "planned": run.planned}
+
+
+def measurement(parser, text):
+    return {"kind": "ktap", "ktap": text, "tests": parsed_tests(parser, text), "seconds": 1.0}
+
+
+def test_judged_per_test_with_known_failures(parser, monkeypatch):
+    """A failing test is xfail only where every failed result of its own is
+    known; a new failure inside it fails the check."""
+    text = (DATA / "shape-run_vmtests.txt").read_text()
+    known = ({"test": "cow", "inner": "*with THP*", "reason": "THP size assumed 2M",
+              "page_size": "64k"},
+             {"test": "gup_test *", "reason": "no gup_test debugfs file", "kernel": "7.*"})
+    monkeypatch.setattr(selftests, "known_failures", lambda check: known)
+    chk = catalogue()["mm-selftests"]
+    out = judge_measurement(chk, measurement(parser, text), "7.3", "64k", "xfs")
+    subs = {s["name"]: s for s in out.subtests}
+    assert subs["gup_test -u -n 1"]["outcome"] == "xfail"
+    assert subs["hugetlb-mmap"]["outcome"] == "pass"
+    assert subs["mdwe_test"]["outcome"] == "skip"
+    # cow passed as a whole (exit 0) though one of its results failed
+    assert subs["cow"]["outcome"] == "pass" and subs["cow"]["inner"] == {"pass": 1, "fail": 1, "skip": 1, "xfail": 0}
+    assert out.outcome == "pass", out.reason
+    assert out.metrics["pass"] == 3 and out.metrics["xfail"] == 1 and out.metrics["skip"] == 2
+    # on 4k nothing is known about cow's THP results, and 6.12 knows nothing of gup_test
+    failing = text.replace("# [PASS]\nok 3 cow", "# [FAIL]\nnot ok 3 cow # exit=1")
+    out = judge_measurement(chk, measurement(parser, failing), "6.12", "4k", "xfs")
+    subs = {s["name"]: s for s in out.subtests}
+    assert subs["cow"]["outcome"] == "fail" and "with THP (2048 kB)" in subs["cow"]["reason"]
+    assert subs["gup_test -u -n 1"]["outcome"] == "fail"
+    assert out.outcome == "fail" and "cow" in out.reason
+    out = judge_measurement(chk, measurement(parser, failing), "7.3", "64k", "xfs")
+    assert {s["name"]: s["outcome"] for s in out.subtests}["cow"] == "xfail"
+
+
+def test_a_crash_keeps_the_tests_before_it(parser):
+    lines = (DATA / "shape-run_vmtests.txt").read_text().splitlines()
+    cut = "\n".join(lines[:lines.index("# [RUN] thing")]) + "\n"
+    m = {"kind": "crash", "reason": "guest died during mm-selftests", "tests": parsed_tests(parser, cut)}
+    out = judge_measurement(catalogue()["mm-selftests"], m, "7.3", "4k", "ext4")
+    assert out.outcome == "fail" and "guest died" in out.reason
+    assert {s["name"]: s["outcome"] for s in out.subtests} == {
+        "hugetlb-mmap": "pass", "gup_test -u -n 1": "fail", "cow": "fail"}
+
+
+def test_unparsed_or_empty_runs_are_errors(parser):
+    chk = catalogue()["mm-selftests"]
+    assert judge_measurement(chk, {"kind": "ktap", "ktap": "x"}, "7.3", "4k", "ext4").outcome == "error"
+    out = judge_measurement(chk, measurement(parser, "nothing here"), "7.3", "4k", "ext4")
+    assert out.outcome == "error"
+
+
+def cell(kernel, subtests, outcome="fail"):
+    return {"id": f"16k-xfs-{kernel}", "page_size": "16k", "fs": "xfs", "kernel": kernel,
+            "checks": [{"name": "mm-selftests", "outcome": outcome, "reason": "", "metrics": {},
+                        "subtests": subtests}]}
+
+
+def test_verdict_per_test_base_against_series():
+    """A test that newly fails, or fails in more of its own results, is a
+    regression (and so is the check); one that passes again is fixed; a
+    change in the count of its passing results is changed."""
+    base = [{"name": "cow", "outcome": "xfail", "inner": {"pass": 10, "fail": 1, "skip": 0},
+             "failed": ["a"]},
+            {"name": "rmap", "outcome": "pass"},
+            {"name": "merge", "outcome": "fail", "inner": {"pass": 5, "fail": 1, "skip": 0}},
+            {"name": "khugepaged", "outcome": "pass", "inner": {"pass": 7, "fail": 0, "skip": 0}}]
+    series = [{"name": "cow", "outcome": "xfail", "inner": {"pass": 9, "fail": 2, "skip": 0},
+               "failed": ["a", "b"]},
+              {"name": "rmap", "outcome": "pass"},
+              {"name": "merge", "outcome": "pass", "inner": {"pass": 6, "fail": 0, "skip": 0}},
+              {"name": "khugepaged", "outcome": "pass", "inner": {"pass": 6, "fail": 0, "skip": 1}}]
+    doc = {"sides": {"base": {"kernel": "7.3"}, "series": {"kernel": "7.3+s"}},
+           "cells": [cell("7.3", base), cell("7.3+s", series)]}
+    rows = {r["check"]: r for r in compare.verdicts(doc)}
+    assert rows["mm-selftests: cow"]["verdict"] == "regression"
+    assert "newly failing: b" in rows["mm-selftests: cow"]["series_reason"]
+    assert rows["mm-selftests: rmap"]["verdict"] == "pass"
+    assert rows["mm-selftests: merge"]["verdict"] == "fixed"
+    assert rows["mm-selftests: khugepaged"]["verdict"] == "changed"
+    assert rows["mm-selftests"]["verdict"] == "regression"
+    assert compare.quiet_subtest(rows["mm-selftests: rmap"])
+    assert not compare.quiet_subtest(rows["mm-selftests: cow"])
+
+
+
+TOTALS = re.compile(r"^# # Totals: pass:(\d+) fail:(\d+) xfail:(\d+) xpass:(\d+) skip:(\d+)")
+
+
+def recorded_totals(text):
+    """Per test, in run order, the program's own count of its results
+    (kselftest's "# Totals:" line): a check on the parser independent of it."""
+    out = []
+    for section in re.split(r"^# running .*$", text, flags=re.M)[1:]:
+        m = next((TOTALS.match(ln) for ln in section.splitlines() if TOTALS.match(ln)), None)
+        out.append(tuple(int(g) for g in m.groups()) if m else None)
+    return out
+
+
+@pytest.mark.parametrize("path", sorted(DATA.glob("run_vmtests-*.ktap")), ids=lambda p: p.stem)
+def test_recorded_runs_of_real_guests(parser, path):
+    """run_vmtests.sh as it ran in a real guest of each page size: every test
+    it counted has a result and its time, the outcomes add up to its SUMMARY
+    line, and each program's results parsed from its own KTAP agree with the
+    totals it printed itself."""
+    text = path.read_text()
+    run = ktap.parse(text, parser)
+    assert run.complete and run.planned == len(run.results) and run.errors == []
+    summary = re.search(r"# SUMMARY: PASS=(\d+) SKIP=(\d+) FAIL=(\d+)", text)
+    status = [r.status for r in run.results]
+    assert (status.count("pass"), status.count("skip"), status.count("fail")) == tuple(
+        int(g) for g in summary.groups())
+    ran = [r for r in run.results if "not run" not in r.reason]
+    totals = recorded_totals(text)
+    assert len(totals) == len(ran)
+    checked = 0
+    for r, t in zip(ran, totals):
+        assert r.seconds is not None or "left out" in r.reason, r.name
+        if t is None:
+            continue
+        count = {s: sum(i.status == s for i in r.inner) for s in ("pass", "fail", "xfail", "skip", "crash")}
+        assert (count["pass"], count["xfail"], count["skip"]) == (t[0], t[2], t[4]), r.name
+        if not count["crash"]:      # a bail-out leaves results missing, its totals do not count them
+            assert count["fail"] == t[1], r.name
+        checked += 1
+    assert checked >= 20

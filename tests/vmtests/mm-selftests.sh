@@ -1,0 +1,88 @@
+#!/bin/sh
+# The kernel's mm selftests in the guest:
+#   mm-selftests CATEGORIES TIMEOUT DIR HUGETLB_MB [LEFT_OUT]
+#   CATEGORIES  run_vmtests.sh -t list ("mmap mremap cow ..."), or "all"
+#   TIMEOUT     seconds each test may run before it is killed
+#   DIR         a writable directory on the cell's filesystem type for the tests
+#               that take one (khugepaged all:file, split_huge_page_test), or -
+#               (then a tmpfs one)
+#   HUGETLB_MB  memory reserved as hugetlb pages of the default size first
+#   LEFT_OUT    programs of those categories reported as SKIP instead of run
+#               (space-separated names: the slowest under TCG), or -
+# The selftests disk (mounted at /mnt/ffmm) holds the programs built from the
+# tree under test, run_vmtests.sh and bash. The programs stay there; the work
+# folder in tmpfs links to them (run_vmtests.sh mounts hugetlbfs at ./huge).
+# The output goes to the console (a crash leaves what was printed) and to
+# /tmp/out/mm-selftests.ktap, which the host reads whole.
+set -u
+cats=$1 per_test=$2 dir=$3 hugetlb_mb=$4 left_out=${5:--}
+st=/mnt/ffmm
+out=/tmp/out/mm-selftests.ktap
+if [ ! -x "$st/bin/run_vmtests.sh" ] || [ ! -x "$st/bash" ]; then
+	echo "mm-selftests: the selftests disk is not mounted at $st"
+	exit 2
+fi
+ln -sf "$st/bash" /bin/bash
+work=/tmp/mm
+rm -rf "$work"
+mkdir -p "$work"
+for f in "$st"/bin/*; do ln -s "$f" "$work/"; done
+# run_vmtests.sh with each test under a deadline: its one line that runs a
+# test, ("$@" 2>&1), runs it through ff_timed instead, which reports a kill
+# by the deadline and the test's time in its output.
+rm "$work/run_vmtests.sh"
+{
+	head -n 1 "$st/bin/run_vmtests.sh"
+	cat <<'EOF'
+ff_timed() {
+	local prog=${1##*/}
+	[ "$prog" = bash ] || [ "$prog" = sh ] && prog=${2##*/}
+	case " $FF_LEFT_OUT " in *" $prog "*)
+		echo "foliofarm: SKIP: left out of this run (minutes under TCG): --mm-selftests with its category runs it"
+		return 4 ;;
+	esac
+	local t0=$(date +%s)
+	timeout -s KILL "$FF_TEST_TIMEOUT" "$@"
+	local rc=$? took=$(( $(date +%s) - t0 ))
+	if [ $rc -eq 137 ] && [ $took -ge "$FF_TEST_TIMEOUT" ]; then
+		echo "foliofarm: TIMEOUT: killed after ${FF_TEST_TIMEOUT}s"
+	fi
+	echo "foliofarm: took ${took}s"
+	return $rc
+}
+EOF
+	tail -n +2 "$st/bin/run_vmtests.sh" | sed 's/("\$@" 2>&1)/(ff_timed "$@" 2>\&1)/'
+} > "$work/run_vmtests.sh"
+chmod 755 "$work/run_vmtests.sh"
+if ! grep -q 'ff_timed "\$@"' "$work/run_vmtests.sh"; then
+	echo "mm-selftests: run_vmtests.sh of this tree has no (\"\$@\" 2>&1) line to put a deadline on"
+	exit 3
+fi
+export FF_TEST_TIMEOUT=$per_test FF_LEFT_OUT=$left_out
+# The folder for the tests that write files (khugepaged all:file,
+# split_huge_page_test): on the cell's own filesystem where it has a scratch one,
+# else (EROFS is read-only) in tmpfs; at one path in every cell, so that the
+# tests named after it compare across runs (left unset, run_vmtests.sh would
+# make one of a random name).
+mkdir -p /tmp/mm-fs
+if [ "$dir" != - ] && mkdir -p "$dir/ffmm" 2>/dev/null; then
+	mount -o bind "$dir/ffmm" /tmp/mm-fs
+fi
+export SPLIT_HUGE_PAGE_TEST_XFS_PATH=/tmp/mm-fs
+if [ "$hugetlb_mb" -gt 0 ]; then
+	hp_kb=$(sed -n 's/^Hugepagesize: *\([0-9]*\) kB/\1/p' /proc/meminfo)
+	if [ -n "$hp_kb" ]; then
+		n=$(( hugetlb_mb * 1024 / hp_kb ))
+		[ "$n" -ge 1 ] || n=1
+		echo "$n" > /proc/sys/vm/nr_hugepages
+	fi
+fi
+[ "$cats" = all ] && set -- || set -- -t "$cats"
+cd "$work"
+/bin/bash ./run_vmtests.sh "$@" 2>&1 | tee "$out"
+cd /
+umount /tmp/mm-fs 2>/dev/null
+echo 0 > /proc/sys/vm/nr_hugepages
+# run_vmtests.sh's own status (1 for a failure, 4 for a skip) is not the
+# script's: the results are in the KTAP
+exit 0
