@@ -149,12 +149,20 @@ def run_series(series: Path, results: Path, args: list[str]) -> tuple[dict[str, 
 def cells_of(args: list[str]) -> list[str]:
     from foliofarm import matrix
     pages, fss = matrix.defaults()["page_sizes"], matrix.defaults()["filesystems"]
+    globs = None
     for i, a in enumerate(args):
         if a == "--page-sizes":
             pages = args[i + 1].split(",")
         if a == "--fs":
             fss = args[i + 1].split(",")
-    return [f"{p}-{f}" for p in pages for f in fss]
+        if a == "--cells":
+            globs = args[i + 1]
+    cells = [f"{p}-{f}" for p in pages for f in fss]
+    if globs is not None:
+        _, _, chosen = matrix.select_cells(globs, matrix.select_page_sizes(pages),
+                                           matrix.select_filesystems(fss))
+        cells = [c for c in cells if c in chosen]
+    return cells
 
 
 def main(argv: list[str] | None = None) -> int:
