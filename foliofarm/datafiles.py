@@ -113,6 +113,7 @@ class KnownFailure(_Strict):
     test: str
     inner: Optional[str] = None
     reason: str = Field(min_length=1)
+    flaky: bool = False       # fails in some runs only: its failure is no news, its pass neither
 
 
 class ExpectationsFile(_Strict):

@@ -38,6 +38,7 @@ class Subtest(_Part):
     inner: dict[str, int] = {}
     seconds: Optional[Number] = None
     failed: list[str] = []
+    flaky: bool = False
 
 
 class CheckResult(_Part):

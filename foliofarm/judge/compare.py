@@ -150,11 +150,14 @@ def subtest_rows(page: str, fs: str, check: str, b: dict[str, Any] | None,
         new_failures = sorted(set((nt or {}).get("failed", [])) - set((bt or {}).get("failed", [])))
         gone = sorted(set((bt or {}).get("failed", [])) - set((nt or {}).get("failed", [])))
         changed: list[dict[str, Any]] = []
-        if v in ("fail", "xfail") and new_failures:
+        flaky = bool((bt or {}).get("flaky") or (nt or {}).get("flaky"))
+        if flaky and {(bt or {}).get("outcome"), (nt or {}).get("outcome")} <= {"pass", "xfail"}:
+            v = "pass"        # a known flaky test, passing on one side and failing the known way on the other
+        elif v in ("fail", "xfail") and new_failures:
             v = "regression"
         elif v in ("fail", "xfail") and gone and not new_failures:
             v = "fixed"
-        if bi.get("pass") != ni.get("pass") and bt and nt:
+        if bi.get("pass") != ni.get("pass") and bt and nt and not flaky:
             changed.append({"metric": "inner_pass", "base": bi.get("pass"), "series": ni.get("pass"),
                             "delta": _delta(bi.get("pass"), ni.get("pass")),
                             "regression": False})

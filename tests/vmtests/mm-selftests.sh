@@ -5,7 +5,7 @@
 #   TIMEOUT     seconds each test may run before it is killed
 #   DIR         a writable directory on the cell's filesystem type for the tests
 #               that take one (khugepaged all:file, split_huge_page_test), or -
-#               (then a tmpfs one)
+#               (then the tests that take one report SKIP)
 #   HUGETLB_MB  memory reserved as hugetlb pages of the default size first
 #   LEFT_OUT    programs of those categories reported as SKIP instead of run
 #               (space-separated names: the slowest under TCG), or -
@@ -41,6 +41,12 @@ ff_timed() {
 		echo "foliofarm: SKIP: left out of this run (minutes under TCG): --mm-selftests with its category runs it"
 		return 4 ;;
 	esac
+	case " $* " in *" /tmp/mm-fs "*)
+		if [ -z "$FF_FS_DIR" ]; then
+			echo "foliofarm: SKIP: no writable filesystem of the cell's type (EROFS is read-only)"
+			return 4
+		fi ;;
+	esac
 	local t0=$(date +%s)
 	timeout -s KILL "$FF_TEST_TIMEOUT" "$@"
 	local rc=$? took=$(( $(date +%s) - t0 ))
@@ -60,14 +66,17 @@ if ! grep -q 'ff_timed "\$@"' "$work/run_vmtests.sh"; then
 fi
 export FF_TEST_TIMEOUT=$per_test FF_LEFT_OUT=$left_out
 # The folder for the tests that write files (khugepaged all:file,
-# split_huge_page_test): on the cell's own filesystem where it has a scratch one,
-# else (EROFS is read-only) in tmpfs; at one path in every cell, so that the
+# split_huge_page_test): on the cell's own filesystem where it has a scratch one;
+# where it has none (EROFS is read-only) those tests report SKIP, as tmpfs would
+# test shmem instead; at one path in every cell, so that the
 # tests named after it compare across runs (left unset, run_vmtests.sh would
 # make one of a random name).
 mkdir -p /tmp/mm-fs
-if [ "$dir" != - ] && mkdir -p "$dir/ffmm" 2>/dev/null; then
-	mount -o bind "$dir/ffmm" /tmp/mm-fs
+FF_FS_DIR=
+if [ "$dir" != - ] && mkdir -p "$dir/ffmm" 2>/dev/null && mount -o bind "$dir/ffmm" /tmp/mm-fs; then
+	FF_FS_DIR=$dir
 fi
+export FF_FS_DIR
 export SPLIT_HUGE_PAGE_TEST_XFS_PATH=/tmp/mm-fs
 if [ "$hugetlb_mb" -gt 0 ]; then
 	hp_kb=$(sed -n 's/^Hugepagesize: *\([0-9]*\) kB/\1/p' /proc/meminfo)
