@@ -158,14 +158,14 @@ def _make_xfs(img: Path, payload: Path, log: Path) -> None:
          "-p", str(proto), str(img)], log=log, what="mkfs.xfs")
 
 
-def _make_erofs(img: Path, payload: Path, log: Path) -> None:
+def make_erofs(img: Path, payload: Path, log: Path | None = None) -> None:
     # erofs-utils 1.5 has no -b: its block size is the host page size, 4K on the
     # hosts this runs on; fsck.erofs and the guest mount check the result.
     run(["mkfs.erofs", "--all-root", "-T0", str(img), str(payload)],
         log=log, what="mkfs.erofs")
 
 
-MAKERS = {"ext4": _make_ext4, "xfs": _make_xfs, "erofs": _make_erofs}
+MAKERS = {"ext4": _make_ext4, "xfs": _make_xfs, "erofs": make_erofs}
 
 
 def verify(fs: str, img: Path, log: Path) -> None:

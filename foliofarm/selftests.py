@@ -29,14 +29,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from foliofarm import hosttools, locks, matrix, sandbox
+from foliofarm import hosttools, images, locks, matrix, sandbox
 from foliofarm.apt import DEBIAN_SUITES, PrivateApt
 from foliofarm.build import CROSS_COMPILE, toolchain_id
 from foliofarm.errors import InfraError
 from foliofarm.source import KernelSource
 from foliofarm.paths import VMTESTS
 from foliofarm.util import (StagingDir, check_free_space, clean_stale_staging, run, seal, sealed,
-                            sha256_files, sha256_text, write_json)
+                            sha256_files, sha256_text, tmp_dir, write_json)
 
 RECIPE = "mm-selftests 1"
 SYSROOT_PACKAGES = ("libcap-dev", "libcap2", "libnuma-dev", "libnuma1")
@@ -167,16 +167,16 @@ def image(cache: Path, st: Selftests, bash: Path) -> Path:
     if sealed(out):
         return out
     check_free_space(out.parent, 1, "the mm selftests disk")
-    with StagingDir(cache / "images" / f"mm-selftests-{key}.d") as tmp:
-        shutil.copytree(st.bin, tmp / "bin", symlinks=True)
-        shutil.copy2(bash, tmp / "bash")
-        shutil.copy2(GUEST_SCRIPT, tmp / "mm-selftests")
-        (tmp / "mm-selftests").chmod(0o755)
+    with tmp_dir("selftests-disk") as tmp:
+        root = Path(tmp)
+        shutil.copytree(st.bin, root / "bin", symlinks=True)
+        shutil.copy2(bash, root / "bash")
+        shutil.copy2(GUEST_SCRIPT, root / "mm-selftests")
+        (root / "mm-selftests").chmod(0o755)
         part = out.with_name(out.name + f".part-{os.getpid()}")
-        run(["mkfs.erofs", "--all-root", "-T0", str(part), str(tmp)], what="mkfs.erofs (selftests)")
+        images.make_erofs(part, root)
         os.replace(part, out)
         seal(out)
-    shutil.rmtree(cache / "images" / f"mm-selftests-{key}.d", ignore_errors=True)
     return out
 
 

@@ -97,7 +97,6 @@ class Result:
     status: str
     reason: str = ""
     inner: list[Result] = field(default_factory=list)
-    log_lines: int = 0
     seconds: int | None = None     # as the guest's driver timed it
 
     def as_dict(self) -> dict[str, Any]:
@@ -110,10 +109,6 @@ class Result:
             d["inner"] = [i.as_dict() for i in self.inner]
         return d
 
-    @staticmethod
-    def from_dict(d: dict[str, Any]) -> "Result":
-        return Result(d["name"], d["status"], d.get("reason", ""),
-                      [Result.from_dict(i) for i in d.get("inner", [])], 0, d.get("seconds"))
 
 
 @dataclass
@@ -267,8 +262,7 @@ def _result(t: Any, parser: ModuleType, errors: list[str], lines: list[str]) -> 
     left_out = [m.group(1) for ln in t.log if (m := LEFT_OUT.match(ln))]
     if left_out and status == "skip" and not reason:
         reason = left_out[-1]
-    return Result(t.name.strip(), status, reason.strip(), inner, len(t.log),
-                  took[-1] if took else None)
+    return Result(t.name.strip(), status, reason.strip(), inner, took[-1] if took else None)
 
 
 def _inner(n: int, t: Any, line: Any) -> Result:

@@ -96,19 +96,22 @@ def measure(g: GuestSession, cell: Cell, chk: Check, timeout: float) -> dict[str
     return m
 
 
+def mounted(g: GuestSession, serial: str) -> bool:
+    """The guest's banner says the disk of ``serial`` is mounted at /mnt/<serial>."""
+    return g.banner.get(f"mount:{serial}", "FAILED") != "FAILED"
+
+
 def _measure(g: GuestSession, cell: Cell, chk: Check, timeout: float) -> dict[str, Any]:
     dev = g.banner.get(f"mount:{cell.fs.name}")
     if not dev or dev == "FAILED":
         return {"kind": "error", "reason": f"{cell.fs.name} is not mounted in the guest"}
     dump = f"/tmp/out/{chk.name}-{cell.fs.name}.dump"
-    writable = g.banner.get(f"mount:{cell.fs.name}-rw", "FAILED") != "FAILED"
     fmt = {"mnt": f"/mnt/{cell.fs.name}", "fs": cell.fs.name, "dev": dev, "dump": dump,
            "anon_mthp_kb": cell.page.anon_mthp_kb,
            # the stub file on the writable attachment, "-" where there is none (erofs)
-           "wfile": f"/mnt/{cell.fs.name}-rw/stubs.bin" if writable else "-",
+           "wfile": f"/mnt/{cell.fs.name}-rw/stubs.bin" if mounted(g, f"{cell.fs.name}-rw") else "-",
            # the selftests' empty filesystem of the cell's type, "-" where there is none
-           "wdir": (f"/mnt/{cell.fs.name}-mm"
-                    if g.banner.get(f"mount:{cell.fs.name}-mm", "FAILED") != "FAILED" else "-"),
+           "wdir": f"/mnt/{cell.fs.name}-mm" if mounted(g, f"{cell.fs.name}-mm") else "-",
            **{k: v for k, v in chk.options.items() if isinstance(v, (str, int, float))}}
     if chk.options.get("kind") == "selftests":
         return _run_selftests(g, chk, fmt, timeout)
@@ -139,7 +142,7 @@ def _run_selftests(g: GuestSession, chk: Check, fmt: dict[str, Any], timeout: fl
     """A selftests run: its KTAP, whole (kind "ktap"); the host parses it. The
     driver prints it on the console too, so a run the kernel cuts short
     leaves what it printed (session.run_boots keeps the console since then)."""
-    if g.banner.get(f"mount:{SELFTESTS}", "FAILED") == "FAILED":
+    if not mounted(g, SELFTESTS):
         return {"kind": "error", "reason": "the selftests disk is not mounted in the guest"}
     res = g.run(shlex.join([chk.program.format(**fmt), *(a.format(**fmt) for a in chk.args)]),
                 timeout=timeout)
