@@ -132,6 +132,20 @@ class PrivateApt:
             raise InfraError(f"{package} not found in Debian {self.suite}/{self.arch}")
         return m.group(1)
 
+    def closure(self, packages: list[str]) -> list[tuple[str, str]]:
+        """(package, version) of every package installing ``packages`` into an
+        empty root would install (their Depends and Pre-Depends, recursively;
+        no Recommends), as apt itself resolves them."""
+        self.update()
+        out = run(["apt-get", "-q", "-s", "--no-install-recommends", "install", *packages],
+                  env=self._env(), what=f"apt-get -s install {' '.join(packages)} ({self.suite})")
+        # "Inst libc6 (2.41-12 Debian:13.1/stable [arm64])"
+        found = re.findall(r"^Inst (\S+) \((\S+)", out.stdout.decode(), re.M)
+        if not found:
+            raise InfraError(f"apt resolves nothing to install for {' '.join(packages)} in "
+                             f"Debian {self.suite}/{self.arch}")
+        return [(name.split(":")[0], version) for name, version in found]
+
     def download(self, package: str, dest: Path) -> Path:
         """Download ``package`` (signature-checked) into ``dest``; return the .deb."""
         dest.mkdir(parents=True, exist_ok=True)

@@ -21,7 +21,7 @@ from typing import Any, Callable, Iterator
 
 from foliofarm.build import Artifacts
 from foliofarm.guest import ktap
-from foliofarm.guest.qemu import OUTBOX_BYTES, SELFTESTS, SWAP, Machine
+from foliofarm.guest.qemu import OUTBOX_BYTES, SELFTESTS, SWAP, THPMAPS, Machine
 from foliofarm.guest.session import BootPlan, check_timeout, run_boots
 from foliofarm.judge import figures
 from foliofarm.judge.checks import Check, Outcome, judge_measurement
@@ -92,10 +92,27 @@ class Kernel:
     selftests: Path | None = None        # the selftests disk of this tree
     mm_scratch: dict[str, Path] = field(default_factory=dict)   # fs -> the selftests' empty fs
     selftests_error: str | None = None   # why there is none, where a check wanted it
+    thpmaps: Path | None = None          # the thpmaps disk of this tree (pyroot.py)
+    thpmaps_error: str | None = None
+
+
+def wants(checks: list[Check], kind: str) -> bool:
+    """A check of ``kind`` ("selftests", "thpmaps") is among ``checks``: its tree's disk is needed."""
+    return any(c.options.get("kind") == kind for c in checks)
 
 
 def wants_selftests(checks: list[Check]) -> bool:
-    return any(c.options.get("kind") == "selftests" for c in checks)
+    return wants(checks, "selftests")
+
+
+def tree_disk(k: Kernel, chk: Check) -> tuple[bool, str]:
+    """Whether the disk of ``k``'s tree that ``chk`` runs from is there, and why not."""
+    kind = chk.options.get("kind")
+    if kind == "selftests" and k.selftests is None:
+        return False, f"the mm selftests of this tree are not there: {k.selftests_error or 'not built'}"
+    if kind == "thpmaps" and k.thpmaps is None:
+        return False, f"the thpmaps disk of this tree is not there: {k.thpmaps_error or 'not made'}"
+    return True, ""
 
 
 def machine(ctx: Context, k: Kernel, cells: list[Cell], outbox: Path | None = None) -> Machine:
@@ -108,6 +125,8 @@ def machine(ctx: Context, k: Kernel, cells: list[Cell], outbox: Path | None = No
         disks[SELFTESTS] = k.selftests
         scratch.update({f"{c.fs.name}-mm": k.mm_scratch[c.fs.name] for c in cells
                         if c.fs.name in k.mm_scratch})
+    if k.thpmaps is not None and wants(ctx.checks, "thpmaps"):
+        disks[THPMAPS] = k.thpmaps
     return Machine(kernel=k.arts.image, initrd=k.initrd, disks=disks,
                    scratch=scratch,
                    accel=ctx.accel, outbox=outbox, cpus=ctx.cpus, memory_mb=ctx.memory_mb)
@@ -136,6 +155,7 @@ def baseline_path(ctx: Context, k: Kernel) -> Path:
                       repr(defs), ctx.accel, str(ctx.boot_timeout), BOOT_LAYOUT,
                       repr((k.selftests.name, sorted(str(p) for p in k.mm_scratch.values())))
                       if k.selftests and wants_selftests(ctx.checks) else "",
+                      k.thpmaps.name if k.thpmaps and wants(ctx.checks, "thpmaps") else "",
                       f"{ctx.cpus} cpus {ctx.memory_mb} MB")[:20]
     return ctx.cache / "baseline" / f"{k.arts.dir.name[:60]}-{key}.json"
 
@@ -199,7 +219,7 @@ def boot_and_measure(ctx: Context, k: Kernel, label: str = "",
     by_cell: dict[str, list[tuple[Cell, Check]]] = {}
     unavailable = []
     for cell, chk in pairs or [(c, chk) for c in k.cells for chk in ctx.checks]:
-        if chk.options.get("kind") == "selftests" and k.selftests is None:
+        if not tree_disk(k, chk)[0]:
             unavailable.append((cell, chk))   # nothing to run them from: no boot for them
             continue
         by_cell.setdefault(cell.id, []).append((cell, chk))
@@ -248,8 +268,7 @@ def boot_and_measure(ctx: Context, k: Kernel, label: str = "",
                 pass
 
     for cell, chk in unavailable:
-        on_measured(cell, chk, {"kind": "error", "reason": "the mm selftests of this tree are not "
-                                f"there: {k.selftests_error or 'not built'}"})
+        on_measured(cell, chk, {"kind": "error", "reason": tree_disk(k, chk)[1]})
     groups = list(by_cell.values())
     slots = ctx.slots or GuestSlots(ctx.guests)
     fs_rank = {c.fs.name: i for i, c in enumerate(k.cells)}

@@ -12,7 +12,7 @@ from foliofarm import hosttools, matrix
 from foliofarm.apt import PrivateApt
 from foliofarm.build import CROSS_COMPILE, PROBE_SOURCES, Artifacts
 from foliofarm.errors import BuildError, InfraError
-from foliofarm.guest.qemu import SELFTESTS
+from foliofarm.guest.qemu import SELFTESTS, THPMAPS
 from foliofarm.paths import ROOTFS, VMTESTS
 from foliofarm.util import StagingDir, run, seal, sealed, sha256_files, sha256_text, write_atomic
 
@@ -84,7 +84,7 @@ def initramfs(cache: Path, arts: Artifacts) -> Path:
     mounts = "".join(f"{fs.name} {fs.name} {fs.mount_options}\n" +
                      (f"{fs.name}-rw {fs.name} {fs.rw_mount_options}\n"
                       f"{fs.name}-mm {fs.name} rw\n" if fs.rw_mount_options else "")
-                     for fs in matrix.filesystems().values()) + f"{SELFTESTS} erofs ro\n"
+                     for fs in matrix.filesystems().values()) + f"{SELFTESTS} erofs ro\n{THPMAPS} erofs ro\n"
     key = sha256_text(sha256_files([bb, *progs.iterdir(), arts.probe, arts.splat_module,
                                     ROOTFS / "init", ROOTFS / "banner"]), mounts)[:16]
     out = cache / "initramfs" / f"{arts.dir.name}-{key}.cpio"

@@ -16,7 +16,7 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from foliofarm import (hosttools, images, matrix, measure, plan, report, repro, rootfs, selftests,
+from foliofarm import (hosttools, images, matrix, measure, plan, pyroot, report, repro, rootfs, selftests,
                        source, summary)
 from foliofarm.build import Artifacts, Builder, extra_fragment
 from foliofarm.errors import BuildError, FarmError, UsageError
@@ -81,6 +81,7 @@ class Run:
         self.drawn: dict[tuple[str, str], bytes] = {}   # plots drawn as page sizes finish
         # per source tree (by id): its selftests disk, built after its first kernel
         self.selftests: dict[int, tuple[source.KernelSource, Future[tuple[Path | None, str | None]]]] = {}
+        self.thpmaps: dict[int, Future[tuple[Path | None, str | None]]] = {}   # and its thpmaps disk
         self.ktap_parser: Path | None = None
 
     def log(self, msg: str, style: str | None = None) -> None:
@@ -235,10 +236,21 @@ class Run:
         futures = []
         for i, page in enumerate(self.opts.page_sizes):
             futures.append(self.build_pool.submit(self._build, src, page))
+            if i == 0 and measure.wants(self.opts.checks, "thpmaps"):
+                self.thpmaps[id(src)] = self.build_pool.submit(self._thpmaps_disk, src)
             if i == 0 and measure.wants_selftests(self.opts.checks):
                 # after the first kernel: its cells boot as soon as both are there
                 self.selftests[id(src)] = (src, self.build_pool.submit(self._selftests_disk, src))
         return futures
+
+    def _thpmaps_disk(self, src: source.KernelSource) -> tuple[Path | None, str | None]:
+        """Debian's Python and ``src``'s tools/mm/thpmaps on their disk (build
+        thread); or None and why not: the other checks run all the same."""
+        try:
+            return pyroot.image(self.cache, src), None
+        except FarmError as exc:
+            self.log(f"thpmaps disk of {plan.label(src, self.variant)}: {exc}", "red")
+            return None, str(exc)
 
     def _selftests_disk(self, src: source.KernelSource) -> tuple[Path | None, str | None]:
         """The mm selftests of ``src`` built and put on their disk (build
@@ -302,6 +314,8 @@ class Run:
                            mm_scratch=self.mm_scratch)
         if id(src) in self.selftests:
             k.selftests, k.selftests_error = self.selftests[id(src)][1].result()
+        if id(src) in self.thpmaps:
+            k.thpmaps, k.thpmaps_error = self.thpmaps[id(src)].result()
         two_sided = self.opts.series is not None or self.opts.compare is not None
         ok = measure.measure_kernel(self._context(slots), k,
                                     reuse_base=side != "series" and not self.opts.fresh,

@@ -20,6 +20,10 @@ from foliofarm.paths import cache_dir
 pytestmark = pytest.mark.integration
 
 
+# The farm's own checks and the thpmaps cross-check of its reading, in every cell.
+MATRIX_CHECKS = checks.own() + ",thpmaps"
+
+
 def load(results: Path) -> dict:
     return json.loads((results / "latest" / "results.json").read_text())
 
@@ -28,7 +32,7 @@ def load(results: Path) -> dict:
 def matrix_run(tmp_path_factory):
     results = tmp_path_factory.mktemp("results")
     # --fresh: boot for real even where an earlier run's measurements are cached
-    code = main(["run", "--kernel", "debian:7.3", "--fresh", "--checks", checks.own(),
+    code = main(["run", "--kernel", "debian:7.3", "--fresh", "--checks", MATRIX_CHECKS,
                  "--results", str(results)])
     return code, load(results), results
 
@@ -47,6 +51,9 @@ def test_full_matrix_meets_expectations(matrix_run):
             assert m["aligned_pct"] >= 90 and m["pte_cont_pct"] >= 90
         else:
             assert m["pte_cont_pct"] == 0
+        # the tree's tools/mm/thpmaps reads the same mapping as the farm does
+        tm = by["thpmaps"]["metrics"]
+        assert tm["rows"] and tm["disagreements"] == 0, (cell["id"], by["thpmaps"]["reason"])
         # every check of the catalogue states 7.3's behaviour: all must pass
         for name, c in by.items():
             assert c["outcome"] == "pass", (cell["id"], name, c["reason"])
@@ -73,7 +80,7 @@ def test_run_leaves_results_junit_ktap_consoles_and_dumps(matrix_run):
 
 
 def test_warm_rerun_rebuilds_nothing(matrix_run, tmp_path):
-    code = main(["run", "--page-sizes", "64k", "--fs", "erofs", "--checks", checks.own(),
+    code = main(["run", "--page-sizes", "64k", "--fs", "erofs", "--checks", MATRIX_CHECKS,
                  "--results", str(tmp_path)])
     doc = load(tmp_path)
     assert code == 0

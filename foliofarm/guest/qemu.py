@@ -13,6 +13,9 @@ OUTBOX = "ffout"
 OUTBOX_BYTES = 256 << 20
 # The serial of the mm selftests disk (an erofs image the guest mounts at /mnt/ffmm).
 SELFTESTS = "ffmm"
+# The serial of the thpmaps disk (Debian's Python and the tree's tools/mm/thpmaps,
+# an erofs image the guest mounts at /mnt/ffpy).
+THPMAPS = "ffpy"
 # The serial of the swap disk: an empty image attached with snapshot=on, made a
 # swap device by init (mkswap, swapon) in every guest.
 SWAP = "ffswap"

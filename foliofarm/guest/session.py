@@ -20,7 +20,7 @@ from foliofarm import matrix
 from foliofarm.errors import GuestError
 from foliofarm.guest import splat
 from foliofarm.guest.console import CommandResult, GuestSession
-from foliofarm.guest.qemu import SELFTESTS
+from foliofarm.guest.qemu import SELFTESTS, THPMAPS
 from foliofarm.judge.checks import Check
 from foliofarm.matrix import Cell
 
@@ -108,6 +108,8 @@ def _measure(g: GuestSession, cell: Cell, chk: Check, timeout: float) -> dict[st
     dump = f"/tmp/out/{chk.name}-{cell.fs.name}.dump"
     fmt = {"mnt": f"/mnt/{cell.fs.name}", "fs": cell.fs.name, "dev": dev, "dump": dump,
            "anon_mthp_kb": cell.page.anon_mthp_kb,
+           # the contpte block, for tools/mm/thpmaps --cont
+           "cont_kb": cell.page.cont_pte_pages * cell.page.bytes // 1024,
            # the stub file on the writable attachment, "-" where there is none (erofs)
            "wfile": f"/mnt/{cell.fs.name}-rw/stubs.bin" if mounted(g, f"{cell.fs.name}-rw") else "-",
            # the selftests' empty filesystem of the cell's type, "-" where there is none
@@ -115,6 +117,8 @@ def _measure(g: GuestSession, cell: Cell, chk: Check, timeout: float) -> dict[st
            **{k: v for k, v in chk.options.items() if isinstance(v, (str, int, float))}}
     if chk.options.get("kind") == "selftests":
         return _run_selftests(g, chk, fmt, timeout)
+    if chk.options.get("kind") == "thpmaps" and not mounted(g, THPMAPS):
+        return {"kind": "error", "reason": "the thpmaps disk is not mounted in the guest"}
     # a program with a path runs from the filesystem under test, others from the initramfs
     program = chk.program.format(**fmt) if "/" in chk.program else f"/ff/{chk.program}"
     for line in chk.options.get("setup", []):

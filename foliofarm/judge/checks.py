@@ -12,7 +12,7 @@ from functools import cache
 from typing import Any, Callable
 
 from foliofarm import datafiles, matrix
-from foliofarm.judge import selftests, smaps
+from foliofarm.judge import selftests, smaps, thpmaps
 from foliofarm.errors import UsageError
 from foliofarm.paths import VMTESTS
 
@@ -69,9 +69,11 @@ def select(requested: str | None) -> list[Check]:
 
 
 def own() -> str:
-    """The farm's own checks (every one but the kernel's selftests), as --checks
-    takes them: what the speed targets, the mutants and the matrix test measure."""
-    return ",".join(n for n, c in catalogue().items() if c.options.get("kind") != "selftests")
+    """The farm's own checks of the kernel, as --checks takes them: every one
+    but the kernel's selftests and the thpmaps cross-check (of the farm's own
+    reading, not of the kernel); what the speed targets and the mutants measure."""
+    return ",".join(n for n, c in catalogue().items()
+                    if c.options.get("kind") not in ("selftests", "thpmaps"))
 
 
 def with_categories(selected: list[Check], categories: str | None) -> list[Check]:
@@ -195,6 +197,11 @@ def exec_text_metrics(dump: smaps.Dump, check: Check, row: dict[str, Any] | None
                read_ahead_kb=int(dump.figures.get("read_ahead_kb", 0)),
                trace_add_orders=trace_orders(dump))
     return out
+
+
+def thpmaps_metrics(dump: smaps.Dump, check: Check, row: dict[str, Any] | None) -> dict[str, Any]:
+    page = next(p for p in matrix.page_sizes().values() if p.bytes == dump.page_size)
+    return thpmaps.metrics(dump, page.cont_pte_pages)
 
 
 def elf_text_metrics(dump: smaps.Dump, check: Check, row: dict[str, Any] | None) -> dict[str, Any]:
@@ -356,6 +363,7 @@ METRICS: dict[str, Callable[[smaps.Dump, Check, dict[str, Any] | None], dict[str
     "file-collapse": file_collapse_metrics,
     "elf-text-2m": elf_text_metrics,
     "ra-window": ra_window_metrics,
+    "thpmaps": thpmaps_metrics,
 }
 
 

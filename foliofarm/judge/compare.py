@@ -25,6 +25,7 @@ FIGURES: dict[str, tuple[str, ...]] = {
     "sparse-read": ("plain_first_without_ra", "huge_first_without_ra", "huge_max_order"),
     "console": ("splats",),
     "mm-selftests": ("pass", "fail", "xfail", "skip", "inner_pass", "inner_fail"),
+    "thpmaps": ("disagreements", "explained_differences", "thpmaps_seconds"),
 }
 
 

@@ -51,6 +51,7 @@ class Dump:
     series: dict[str, list[tuple[int, int]]] = field(default_factory=dict)  # label -> (i, value)
     trace: list[tuple[str, str]] = field(default_factory=list)  # (label, line as the kernel printed it)
     records: dict[str, list[dict[str, str]]] = field(default_factory=dict)  # "W label k=v ..." lines
+    tool_output: dict[str, list[str]] = field(default_factory=dict)  # "X tool line": a tool's output
 
     @property
     def page_size(self) -> int:
@@ -75,6 +76,7 @@ def parse_dump(text: str) -> Dump:
     series: dict[str, list[tuple[int, int]]] = {}
     trace: list[tuple[str, str]] = []
     records: dict[str, list[dict[str, str]]] = {}
+    tool_output: dict[str, list[str]] = {}
     cur: Mapping | None = None
     for n, line in enumerate(text.splitlines(), 1):
         w = line.split()
@@ -84,6 +86,12 @@ def parse_dump(text: str) -> Dump:
             if len(w) < 3:
                 raise DumpError(f"line {n}: trace record without label and text")
             trace.append((w[1], line.split(None, 2)[2]))
+            continue
+        if w[0] == "X":     # a tool's line as it printed it, spaces kept
+            if len(w) < 2:
+                raise DumpError(f"line {n}: tool output without the tool's name")
+            rest = line.split(None, 1)[1]
+            tool_output.setdefault(w[1], []).append(rest[len(w[1]) + 1:])
             continue
         try:
             if w[0] == "meta":
@@ -121,7 +129,7 @@ def parse_dump(text: str) -> Dump:
                         f"({', '.join(map(str, sizes))})")
     if cur is not None:
         raise DumpError(f"map {cur.label!r} has no endmap: the dump was cut short")
-    return Dump(meta, figures, mappings, kpf, series, trace, records)
+    return Dump(meta, figures, mappings, kpf, series, trace, records, tool_output)
 
 
 def folio_of(pfn: int, kpf: dict[int, int],

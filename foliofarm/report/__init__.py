@@ -165,6 +165,28 @@ def changed_figures(doc: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
     return ["cell", "check", "figure", "base", "series", "delta", "noise", "judged"], rows
 
 
+def crosscheck_tables(doc: dict[str, Any], name: str) -> list[Block]:
+    """Per cell, a cross-check's rows (judge/thpmaps.py): each counter the farm
+    and the other tool gave, whether they agree and, where they differ by design,
+    why. Rows where both say 0 are left out."""
+    blocks: list[Block] = []
+    by = _by_cell(doc)
+    for p, f, side, k in columns(doc):
+        r = by.get((k, p, f), {}).get(name)
+        rows = (r or {}).get("metrics", {}).get("rows")
+        if not rows:
+            continue
+        shown = [x for x in rows if x.get("farm_kb") or x.get("thpmaps_kb") or not x.get("agrees")]
+        blocks.append(("p", f"{p} {f} {side or k}: {r['metrics'].get('disagreements', '?')} "
+                            f"disagreement(s), {r['metrics'].get('explained_differences', '?')} "
+                            "difference(s) explained."))
+        blocks.append(("table", ["counter", "farm kB", "thpmaps kB", "agrees", "why they differ"],
+                       [[x["counter"], _fmt(x.get("farm_kb")), _fmt(x.get("thpmaps_kb")),
+                         "yes" if x.get("agrees") else ("explained" if x.get("note") else "NO"),
+                         x.get("note", "")] for x in shown]))
+    return blocks
+
+
 def build(doc: dict[str, Any], plots: dict[tuple[str, str], bytes] | None = None) -> tuple[str, list[Section]]:
     sides = doc.get("sides")
     title = (f"foliofarm: {sides['base']['kernel']} vs {sides['series']['kernel']}" if sides
@@ -227,6 +249,7 @@ def build(doc: dict[str, Any], plots: dict[tuple[str, str], bytes] | None = None
     for name in check_names(doc):
         s = Section(f"Check: {name}")
         s.blocks.append(("table", *check_table(doc, name)))
+        s.blocks += crosscheck_tables(doc, name)
         for (check, page), png in sorted((plots or {}).items(), key=lambda kv: (kv[0][0], page_rank(kv[0][1]))):
             if check == name:
                 s.blocks.append(("img", f"plots/{check}-{page}.png", png,

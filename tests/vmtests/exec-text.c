@@ -5,7 +5,12 @@
  * what backs the mapping: pagemap PFNs, kpageflags and the probe's PTE_CONT bit.
  * The host decides what the figures mean.
  *
- * usage: exec-text FILE FS BLOCKDEV DUMP [TOUCHES]
+ * With a HOOK, the program runs it (HOOK ARGS... PID) once the dump is written,
+ * the mapping still in place, its output appended to the dump, and records its
+ * exit status there ("W hook status=N"): the thpmaps check runs the tree's
+ * tools/mm/thpmaps on the same mapping this way.
+ *
+ * usage: exec-text FILE FS BLOCKDEV DUMP [TOUCHES [HOOK ARGS...]]
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -14,6 +19,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "ffguest.h"
@@ -34,6 +40,40 @@ static long faults(void)
 
 	getrusage(RUSAGE_SELF, &ru);
 	return ru.ru_majflt + ru.ru_minflt;
+}
+
+/* Run argv[0..] with this process's pid appended, its output going to @out;
+ * returns its exit status, or -1 with errno set. */
+static int run_hook(char **argv, int argc, FILE *out)
+{
+	char pid[24], **args;
+	int i, status;
+	pid_t child;
+
+	args = calloc(argc + 2, sizeof(*args));
+	if (!args)
+		return -1;
+	for (i = 0; i < argc; i++)
+		args[i] = argv[i];
+	snprintf(pid, sizeof(pid), "%d", (int)getpid());
+	args[argc] = pid;
+	fflush(out);
+	child = fork();
+	if (child < 0) {
+		free(args);
+		return -1;
+	}
+	if (child == 0) {
+		dup2(fileno(out), 1);
+		dup2(fileno(out), 2);
+		execv(args[0], args);
+		fprintf(stderr, "exec %s: %s\n", args[0], strerror(errno));
+		_exit(127);
+	}
+	free(args);
+	if (waitpid(child, &status, 0) < 0)
+		return -1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 int main(int argc, char **argv)
@@ -86,6 +126,12 @@ int main(int argc, char **argv)
 		touches, after - before, READ_AHEAD_KB, (long long)st.st_size);
 	ff_trace_stop(dump, "text", events, (unsigned long)st.st_ino);
 	present = ff_dump_mapping(dump, "text", text, st.st_size, sz.page);
+	if (argc > 6) {
+		int status = run_hook(argv + 6, argc - 6, dump);
+
+		fprintf(dump, "W hook status=%d\n", status);
+		ktap_diag("hook %s exited %d", argv[6], status);
+	}
 	fclose(dump);
 	if (old_ra >= 0)
 		ff_set_read_ahead_kb(argv[3], old_ra);

@@ -1,0 +1,95 @@
+"""The thpmaps disk: Debian's arm64 Python 3 with numpy, unpacked into a root the
+guest chroots into, and the tree's own tools/mm/thpmaps, which the thpmaps check
+runs on the exec-text mapping it has just dumped (tests/vmtests/thpmaps-run.sh).
+
+The root is every package apt would install for python3 and python3-numpy into
+an empty system, unpacked with dpkg-deb (no maintainer scripts: nothing of them
+is needed to run Python), cached by the packages' versions; the disk adds the
+tree's thpmaps and is cached by both."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+from foliofarm import hosttools, images, matrix
+from foliofarm.apt import PrivateApt
+from foliofarm.errors import InfraError
+from foliofarm.paths import VMTESTS
+from foliofarm.source import KernelSource
+from foliofarm.util import (StagingDir, check_free_space, run, seal, sealed, sha256_files, sha256_text,
+                            tmp_dir)
+
+PACKAGES = ["python3-minimal", "python3-numpy"]
+GUEST_SCRIPT = VMTESTS / "thpmaps-run.sh"
+THPMAPS = Path("tools/mm/thpmaps")
+# merged /usr: base-files makes these links on a real system; the interpreter
+# the binaries name is /lib/ld-linux-aarch64.so.1
+USR_LINKS = ("bin", "sbin", "lib")
+# What the packages' maintainer scripts would have made (update-alternatives in
+# libblas3's and liblapack3's postinst): numpy's extension links libblas.so.3
+# and liblapack.so.3 by these names.
+ALTERNATIVES = {"usr/lib/aarch64-linux-gnu/libblas.so.3": "blas/libblas.so.3",
+                "usr/lib/aarch64-linux-gnu/liblapack.so.3": "lapack/liblapack.so.3"}
+
+
+def sysroot(cache: Path) -> Path:
+    """The unpacked root, keyed by the packages and versions it holds and the recipe."""
+    hosttools.require("dpkg-deb", "apt-get")
+    apt = PrivateApt(cache / "apt", matrix.defaults()["guest_suite"], "arm64")
+    pkgs = apt.closure(PACKAGES)
+    # and by this recipe: a change to how the root is made makes a new one
+    key = sha256_text(*(f"{n}={v}" for n, v in pkgs), sha256_files([Path(__file__)]))[:16]
+    final = cache / "guest" / f"pyroot-{key}"
+    if sealed(final / ".complete"):
+        return final
+    check_free_space(final.parent, 1, "the Python root of the thpmaps disk")
+    with StagingDir(final) as tmp:
+        for name, _version in pkgs:
+            deb = apt.download(name, cache / "debs")
+            run(["dpkg-deb", "-x", str(deb), str(tmp)], what=f"dpkg-deb -x {deb.name}")
+        for link in USR_LINKS:
+            if not (tmp / link).exists():
+                (tmp / link).symlink_to(f"usr/{link}")
+        for link, target in ALTERNATIVES.items():
+            if not (tmp / link).exists():
+                if not (tmp / link).parent.joinpath(target).is_file():
+                    raise InfraError(f"Debian's packages for {' '.join(PACKAGES)} have no "
+                                     f"{Path(link).parent / target}")
+                (tmp / link).symlink_to(target)
+        for d in ("proc", "sys", "dev", "tmp"):
+            (tmp / d).mkdir(exist_ok=True)
+        if not (tmp / "usr/bin/python3").exists():
+            raise InfraError(f"Debian's {' '.join(PACKAGES)} left no usr/bin/python3")
+        (tmp / ".complete").write_text("".join(f"{n} {v}\n" for n, v in pkgs))
+        seal(tmp / ".complete")
+    return final
+
+
+def image(cache: Path, src: KernelSource) -> Path:
+    """The thpmaps disk of ``src``: the Python root, the tree's tools/mm/thpmaps
+    at /thpmaps and the guest's driver at /thpmaps-run."""
+    script = src.tree / THPMAPS
+    if not script.is_file():
+        raise InfraError(f"{src.label} has no {THPMAPS}: the thpmaps cross-check needs a tree "
+                         "that has it (Linux 6.9 or later)")
+    hosttools.require("mkfs.erofs")
+    root = sysroot(cache)
+    key = sha256_text(root.name, sha256_files([script, GUEST_SCRIPT]))[:16]
+    out = cache / "images" / f"thpmaps-{key}.erofs"
+    if sealed(out):
+        return out
+    check_free_space(out.parent, 1, "the thpmaps disk")
+    with tmp_dir("thpmaps-disk") as tmp:
+        payload = Path(tmp) / "root"
+        shutil.copytree(root, payload, symlinks=True)
+        shutil.copy2(script, payload / "thpmaps")
+        shutil.copy2(GUEST_SCRIPT, payload / "thpmaps-run")
+        for p in ("thpmaps", "thpmaps-run"):
+            (payload / p).chmod(0o755)
+        part = out.with_name(out.name + f".part-{os.getpid()}")
+        images.make_erofs(part, payload)
+        os.replace(part, out)
+        seal(out)
+    return out
