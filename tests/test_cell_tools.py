@@ -73,7 +73,8 @@ def test_shell_boots_the_cells_guest_for_a_person(tmp_path):
     child = pexpect.spawn(sys.executable, ["-m", "foliofarm", "shell", "4k-xfs"], cwd=str(ROOT),
                           encoding="utf-8", timeout=300, dimensions=(40, 120))
     try:
-        child.expect("foliofarm# ")
+        # from a cold cache the shell builds the 4K kernel first (minutes)
+        child.expect("foliofarm# ", timeout=1800)
         child.sendline("ls /ff; lsmod; mount | grep /mnt/xfs; uname -r")
         child.expect("exec-text")
         child.expect("ffprobe")
