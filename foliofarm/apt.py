@@ -139,12 +139,11 @@ class PrivateApt:
         self.update()
         out = run(["apt-get", "-q", "-s", "--no-install-recommends", "install", *packages],
                   env=self._env(), what=f"apt-get -s install {' '.join(packages)} ({self.suite})")
-        # "Inst libc6 (2.41-12 Debian:13.1/stable [arm64])"
-        found = re.findall(r"^Inst (\S+) \((\S+)", out.stdout.decode(), re.M)
+        found = simulated_installs(out.stdout.decode())
         if not found:
             raise InfraError(f"apt resolves nothing to install for {' '.join(packages)} in "
                              f"Debian {self.suite}/{self.arch}")
-        return [(name.split(":")[0], version) for name, version in found]
+        return found
 
     def download(self, package: str, dest: Path) -> Path:
         """Download ``package`` (signature-checked) into ``dest``; return the .deb."""
@@ -160,6 +159,15 @@ class PrivateApt:
         if not debs:
             raise InfraError(f"apt-get download {qualified} left no .deb in {dest}")
         return debs[0]
+
+
+def simulated_installs(text: str) -> list[tuple[str, str]]:
+    """(package, version) of each ``Inst`` line of ``apt-get -s install``, in
+    apt's order, the architecture qualifier dropped:
+    ``Inst libc6:arm64 (2.41-12 Debian:13.1/stable [arm64])``. ``Conf`` and
+    ``Remv`` lines, and the notes apt prints before them, are not installs."""
+    found = re.findall(r"^Inst (\S+) (?:\[\S+\] )?\((\S+)", text, re.M)
+    return [(name.split(":")[0], version) for name, version in found]
 
 
 def host_arch() -> str:

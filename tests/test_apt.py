@@ -2,7 +2,7 @@
 
 import pytest
 
-from foliofarm.apt import parse_sources, pick_debian_mirror
+from foliofarm.apt import parse_sources, pick_debian_mirror, simulated_installs
 from foliofarm.errors import InfraError
 
 DEB822 = """Types: deb
@@ -42,3 +42,35 @@ def test_disabled_stanza_is_ignored():
 def test_no_debian_source_says_what_to_do():
     with pytest.raises(InfraError, match="FOLIOFARM_DEBIAN_MIRROR"):
         pick_debian_mirror(parse_sources("deb http://archive.example/ubuntu noble main\n", []))
+
+
+# apt-get -s --no-install-recommends install python3-minimal, arm64 root, abridged
+SIMULATION = """NOTE: This is only a simulation!
+      apt-get needs root privileges for real execution.
+      Keep also in mind that locking is deactivated,
+      so don't depend on the relevance to the real current situation!
+Reading package lists...
+Building dependency tree...
+The following NEW packages will be installed:
+  libc6 libexpat1 python3-minimal python3.13-minimal zlib1g
+0 upgraded, 5 newly installed, 0 to remove and 0 not upgraded.
+Inst libc6:arm64 (2.41-12 Debian:13.1/stable [arm64])
+Inst libexpat1:arm64 (2.7.1-2 Debian:13.1/stable [arm64])
+Inst zlib1g:arm64 (1:1.3.dfsg+really1.3.1-1+b1 Debian:13.1/stable [arm64])
+Conf libc6:arm64 (2.41-12 Debian:13.1/stable [arm64])
+Inst python3.13-minimal:arm64 [3.13.4-1] (3.13.5-2 Debian:13.1/stable [arm64])
+Inst python3-minimal:arm64 (3.13.5-1 Debian:13.1/stable [arm64])
+Conf python3-minimal:arm64 (3.13.5-1 Debian:13.1/stable [arm64])
+"""
+
+
+def test_simulated_installs_in_apts_order_with_versions():
+    assert simulated_installs(SIMULATION) == [
+        ("libc6", "2.41-12"), ("libexpat1", "2.7.1-2"),
+        ("zlib1g", "1:1.3.dfsg+really1.3.1-1+b1"),
+        ("python3.13-minimal", "3.13.5-2"),   # an upgrade: the new version, not the old
+        ("python3-minimal", "3.13.5-1")]
+
+
+def test_simulated_installs_of_nothing():
+    assert simulated_installs("0 upgraded, 0 newly installed, 0 to remove and 0 not upgraded.\n") == []
