@@ -11,6 +11,7 @@ from pathlib import Path
 from foliofarm import matrix, series, source
 from foliofarm.judge import checks
 from foliofarm.errors import FarmError, UsageError
+from foliofarm.guest.qemu import numa_layout
 from foliofarm.paths import ROOT
 
 
@@ -131,6 +132,9 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--memory", type=positive_int, default=d.get("guest_memory_mb", 2048),
                      metavar="MB", help=f"memory of each guest in MB (default "
                                         f"{d.get('guest_memory_mb', 2048)})")
+    run.add_argument("--numa-nodes", type=positive_int, default=d.get("guest_numa_nodes", 1),
+                     metavar="N", help=f"NUMA nodes of each guest, memory split evenly and vCPUs "
+                                       f"dealt round them (default {d.get('guest_numa_nodes', 1)})")
     run.add_argument("-K", dest="extra_config", action="append", default=[], metavar="CONFIG_FOO=y",
                      help="an extra kernel config item, merged after the fragments and verified "
                           "like them (repeatable)")
@@ -151,6 +155,8 @@ def parser() -> argparse.ArgumentParser:
     sh.add_argument("--cpus", type=positive_int, default=d.get("guest_cpus", 2))
     sh.add_argument("--memory", type=positive_int, default=d.get("guest_memory_mb", 2048),
                     metavar="MB")
+    sh.add_argument("--numa-nodes", type=positive_int, default=d.get("guest_numa_nodes", 1),
+                    metavar="N")
     rep = sub.add_parser("report", help="render report.md and report.html again from a results folder")
     rep.add_argument("run_dir", type=Path, nargs="+",
                      help="RESULTS/<run-id> or RESULTS/latest; several CI shards with --out")
@@ -200,13 +206,17 @@ def main(argv: list[str] | None = None) -> int:
         if args.cmd == "figures":
             print(figures_table(), end="")
             return 0
+        if args.cmd in ("shell", "run"):
+            # a guest shape QEMU cannot make is refused before anything builds
+            numa_layout(args.memory, args.cpus, args.numa_nodes)
         if args.cmd == "shell":
             from foliofarm import shell
             source.validate_spec(args.kernel)
             return shell.main(shell.ShellOptions(
                 cell=args.cell, kernel=args.kernel, series=args.series,
                 variant=matrix.select_variant(args.variant), extra_config=args.extra_config,
-                accel=args.accel, cpus=args.cpus, memory_mb=args.memory))
+                accel=args.accel, cpus=args.cpus, memory_mb=args.memory,
+                numa_nodes=args.numa_nodes))
         if args.cmd == "report":
             from foliofarm import report
             return report.main([*map(str, args.run_dir)] + (["--out", str(args.out)] if args.out else []))
@@ -224,6 +234,7 @@ def main(argv: list[str] | None = None) -> int:
             jobs=args.jobs,
             cpus=args.cpus,
             memory_mb=args.memory,
+            numa_nodes=args.numa_nodes,
             extra_config=args.extra_config,
             dry_run=args.dry_run,
             checks=checks.with_categories(checks.select(args.checks), args.mm_selftests),

@@ -57,6 +57,7 @@ class Defaults(_Strict):
     guest_suite: str
     guest_cpus: int = Field(default=2, ge=1)
     guest_memory_mb: int = Field(default=2048, ge=256)
+    guest_numa_nodes: int = Field(default=1, ge=1)
 
 
 class MatrixFile(_Strict):

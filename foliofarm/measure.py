@@ -76,6 +76,7 @@ class Context:
     guests: int = 1          # cells booted at once (one TCG guest keeps about one core busy)
     cpus: int = 1            # each guest's vCPUs
     memory_mb: int = 2048    # and memory
+    numa_nodes: int = 1      # and NUMA nodes
     slots: GuestSlots | None = None   # shared by the page sizes measured at once
     ktap_parser: Path | None = None   # the kernel's KTAP parser (guest/ktap.py), for selftests
 
@@ -129,7 +130,8 @@ def machine(ctx: Context, k: Kernel, cells: list[Cell], outbox: Path | None = No
         disks[THPMAPS] = k.thpmaps
     return Machine(kernel=k.arts.image, initrd=k.initrd, disks=disks,
                    scratch=scratch,
-                   accel=ctx.accel, outbox=outbox, cpus=ctx.cpus, memory_mb=ctx.memory_mb)
+                   accel=ctx.accel, outbox=outbox, cpus=ctx.cpus, memory_mb=ctx.memory_mb,
+                   numa_nodes=ctx.numa_nodes)
 
 
 def parse_tests(ctx: Context, m: dict[str, Any]) -> dict[str, Any] | None:
@@ -156,7 +158,8 @@ def baseline_path(ctx: Context, k: Kernel) -> Path:
                       repr((k.selftests.name, sorted(str(p) for p in k.mm_scratch.values())))
                       if k.selftests and wants_selftests(ctx.checks) else "",
                       k.thpmaps.name if k.thpmaps and wants(ctx.checks, "thpmaps") else "",
-                      f"{ctx.cpus} cpus {ctx.memory_mb} MB")[:20]
+                      f"{ctx.cpus} cpus {ctx.memory_mb} MB"
+                      + (f" {ctx.numa_nodes} nodes" if ctx.numa_nodes > 1 else ""))[:20]
     return ctx.cache / "baseline" / f"{k.arts.dir.name[:60]}-{key}.json"
 
 

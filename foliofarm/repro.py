@@ -27,7 +27,8 @@ def argv(opts: Any, page: str, fs: str) -> list[str]:
     out = [sys.executable, "-m", "foliofarm", "run", "--kernel", _spec(opts.kernel),
            "--cells", f"{page}-{fs}", "--checks", ",".join(c.name for c in opts.checks),
            "--variant", opts.variant, "--accel", opts.accel, "--cpus", str(opts.cpus),
-           "--memory", str(opts.memory_mb), "--boot-timeout", f"{opts.boot_timeout:g}", "--fresh"]
+           "--memory", str(opts.memory_mb), "--numa-nodes", str(opts.numa_nodes),
+           "--boot-timeout", f"{opts.boot_timeout:g}", "--fresh"]
     for item in opts.extra_config:
         out += ["-K", item]
     if opts.series:

@@ -58,6 +58,7 @@ class RunOptions:
     jobs: int | None = None          # make -j (default: the host's cores)
     cpus: int = 1                    # guest vCPUs
     memory_mb: int = 2048            # guest memory
+    numa_nodes: int = 1              # guest NUMA nodes
     extra_config: list[str] = field(default_factory=list)   # -K CONFIG_FOO=y
     dry_run: bool = False
     command: list[str] = field(default_factory=list)
@@ -95,6 +96,8 @@ class Run:
         clean_stale_tmp()
         self.writer = w = ResultsWriter(o.results, o.command, strict_style=o.strict_style)
         w.doc["machine"] = hosttools.machine()
+        w.doc["machine"]["guest"] = (f"{o.cpus} vCPU(s), {o.memory_mb} MB, {o.numa_nodes} NUMA "
+                                     f"node(s), accel {o.accel}")
         self.log(f"results in {w.dir}")
         complete = True
         usage = False
@@ -190,7 +193,7 @@ class Run:
                     + (" (saved clean measurements reused unless --fresh)" if side != "series" else ""))
         say(f"cells: {', '.join(cells)}")
         say(f"checks: {', '.join(c.name for c in o.checks)}; {o.guests} guest(s) at a time, "
-            f"{o.cpus} vCPU(s) and {o.memory_mb} MB each, make -j{builder.jobs}"
+            f"{o.cpus} vCPU(s), {o.memory_mb} MB and {o.numa_nodes} NUMA node(s) each, make -j{builder.jobs}"
             + (f", extra config {' '.join(o.extra_config)}" if o.extra_config else ""))
         if o.series or o.compare:
             say("the base is booted twice for the noise of each figure unless a second clean "
@@ -341,7 +344,8 @@ class Run:
                                accel=self.opts.accel, boot_timeout=self.opts.boot_timeout,
                                log=self.log, status=self.ui.status if slots is None else no_status,
                                guests=self.opts.guests, cpus=self.opts.cpus,
-                               memory_mb=self.opts.memory_mb, slots=slots,
+                               memory_mb=self.opts.memory_mb, numa_nodes=self.opts.numa_nodes,
+                               slots=slots,
                                ktap_parser=self.ktap_parser)
 
     def _error_cells(self, cells: list[Cell], message: str) -> None:

@@ -27,6 +27,7 @@ class ShellOptions:
     accel: str = "auto"
     cpus: int = 1
     memory_mb: int = 2048
+    numa_nodes: int = 1
 
 
 def parse_cell(name: str) -> tuple[matrix.PageSize, matrix.Filesystem, bool]:
@@ -69,6 +70,7 @@ def machine(opts: ShellOptions, log=print) -> Machine:
     return Machine(kernel=arts.image, initrd=initrd, disks={fs.name: disk},
                    scratch={f"{fs.name}-rw": disk} if fs.rw_mount_options else {},
                    accel=opts.accel, cpus=opts.cpus, memory_mb=opts.memory_mb,
+                   numa_nodes=opts.numa_nodes,
                    extra_append="foliofarm.shell=1", interactive=True)
 
 

@@ -152,3 +152,12 @@ def test_banner_values_are_read_only_from_whole_lines():
     assert GuestSession.banner_complete(banner)
     assert not GuestSession.banner_complete({"probe": "loadedffprobe:", "uname": "7.3.4",
                                              "page_size": "16384"})
+
+
+def test_banner_reports_the_guests_numa_nodes_and_cpus():
+    text = "FOLIOFARM kernel 7.3.4 page_size 4096\nFOLIOFARM nodes 0-1 cpus 0-1\n"
+    banner, garbled = GuestSession._parse_banner(text)
+    assert not garbled and banner["numa_nodes"] == "0-1" and banner["cpus"] == "0-1"
+    # a kernel without CONFIG_NUMA has no node list: the banner says 0
+    banner, _ = GuestSession._parse_banner("FOLIOFARM nodes 0 cpus 0\n")
+    assert banner["numa_nodes"] == "0"

@@ -14,8 +14,9 @@ from foliofarm.cli import main
 pytestmark = pytest.mark.integration
 
 # Categories quick under TCG that exercise the page size: mmap(2) placement,
-# MADV_POPULATE read through pagemap, and VMA merging.
-SAMPLE = "mmap madv_populate vma_merge"
+# MADV_POPULATE read through pagemap, VMA merging, and rmap walks of folios
+# migrated between the guest's two NUMA nodes.
+SAMPLE = "mmap madv_populate vma_merge rmap"
 CELLS = "4k-xfs,16k-ext4,64k-erofs"
 
 
@@ -38,17 +39,20 @@ def test_each_page_size_runs_the_selftests_with_a_verdict_per_test(selftests_run
         (st,) = [c for c in cell["checks"] if c["name"] == "mm-selftests"]
         assert st["outcome"] == "pass", (cell["id"], st["reason"])
         names = {s["name"]: s for s in st["subtests"]}
-        assert {"map_fixed_noreplace", "madv_populate", "merge"} <= set(names), names
+        assert {"map_fixed_noreplace", "madv_populate", "merge", "rmap"} <= set(names), names
         # the programs' own KTAP was parsed into their results
         assert names["madv_populate"]["inner"]["pass"] > 5
+        # every rmap case migrates between two nodes: none skips for want of NUMA
+        assert names["rmap"]["inner"]["pass"] == 5, names["rmap"]
         assert st["metrics"]["tests"] == len(st["subtests"]) >= 3
         assert st["metrics"]["pass"] + st["metrics"]["xfail"] + st["metrics"]["skip"] == st["metrics"]["tests"]
         ktap = results / doc["run_id"] / "cells" / cell["id"] / "mm-selftests.ktap"
         assert ktap.read_text().startswith("TAP version 13")
-    # every guest had its swap disk on
+    # every guest had its swap disk on, two NUMA nodes and two CPUs
     for b in doc["boots"]:
         dev, kb, _ = b["banner"]["swap"].split()
         assert dev.startswith("vd") and int(kb) > 0, b
+        assert b["banner"]["numa_nodes"] == "0-1" and b["banner"]["cpus"] == "0-1", b
     assert code == 0
 
 

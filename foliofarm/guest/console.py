@@ -29,6 +29,7 @@ BANNER_LINE = re.compile(
     r"FOLIOFARM (?:probe (?P<probe>loaded|FAILED)|outbox (?P<outbox>vd[a-z]+)"
     r"|mounted (?P<serial>[\w-]+) (?P<dev>vd[a-z]+)|mount FAILED (?P<failed>[\w-]+) vd[a-z]+"
     r"|swap (?P<swap>vd[a-z]+) (?P<swap_kb>\d+)"
+    r"|nodes (?P<nodes>[\d,-]+) cpus (?P<cpus>[\d,-]+)"
     r"|kernel (?P<uname>\S+) page_size (?P<page>\d+))")
 # After a lockup or hung-task report, how long the command in flight still gets.
 HANG_GRACE_S = 15.0
@@ -396,6 +397,9 @@ class GuestSession:
                 out[f"mount:{m['failed']}"] = "FAILED"
             elif m["swap"]:
                 out["swap"] = f"{m['swap']} {m['swap_kb']} kB"
+            elif m["nodes"]:
+                # kernel list syntax, as sysfs prints it: "0-1", "0"
+                out["numa_nodes"], out["cpus"] = m["nodes"], m["cpus"]
             else:
                 out["uname"], out["page_size"] = m["uname"], m["page"]
         return out, garbled

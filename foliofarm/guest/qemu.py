@@ -7,6 +7,8 @@ import platform
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from foliofarm.errors import UsageError
+
 QEMU = "qemu-system-aarch64"
 # The serial of the disk that carries dumps home (rootfs/init names its device).
 OUTBOX = "ffout"
@@ -20,6 +22,37 @@ THPMAPS = "ffpy"
 # swap device by init (mkswap, swapon) in every guest.
 SWAP = "ffswap"
 SWAP_BYTES = 1 << 30
+# NUMA nodes' memory comes in multiples of this: a sparsemem section of the
+# 64K-page kernel (SECTION_SIZE_BITS 29), so no section straddles two nodes.
+NODE_ALIGN_MB = 512
+
+
+def numa_layout(memory_mb: int, cpus: int, nodes: int) -> list[tuple[int, list[int]]]:
+    """Each NUMA node's memory in MB and its CPUs: memory split evenly in
+    NODE_ALIGN_MB steps (the last node takes what is left), CPUs dealt round
+    the nodes (node i gets CPUs i, i+nodes, ...; a node may have none)."""
+    if nodes < 1:
+        raise UsageError("a guest has at least one NUMA node")
+    if memory_mb < NODE_ALIGN_MB * nodes and nodes > 1:
+        raise UsageError(f"{nodes} NUMA nodes need at least {NODE_ALIGN_MB * nodes} MB of guest "
+                         f"memory ({NODE_ALIGN_MB} MB each), not {memory_mb}: raise --memory or "
+                         f"lower --numa-nodes")
+    each = memory_mb // nodes // NODE_ALIGN_MB * NODE_ALIGN_MB if nodes > 1 else memory_mb
+    sizes = [each] * (nodes - 1) + [memory_mb - each * (nodes - 1)]
+    return [(mb, list(range(i, cpus, nodes))) for i, mb in enumerate(sizes)]
+
+
+def numa_argv(memory_mb: int, cpus: int, nodes: int) -> list[str]:
+    """QEMU options for ``nodes`` NUMA nodes (none for one): a RAM backend per
+    node; the virt machine describes them to the kernel in its device tree."""
+    if nodes == 1:
+        return []
+    argv: list[str] = []
+    for i, (mb, node_cpus) in enumerate(numa_layout(memory_mb, cpus, nodes)):
+        argv += ["-object", f"memory-backend-ram,id=ffnode{i},size={mb}M",
+                 "-numa", ",".join([f"node,nodeid={i},memdev=ffnode{i}",
+                                    *(f"cpus={c}" for c in node_cpus)])]
+    return argv
 
 
 @dataclass
@@ -31,6 +64,7 @@ class Machine:
     outbox: Path | None = None    # a raw file the guest writes dumps to for the host to read
     memory_mb: int = 2048
     cpus: int = 1
+    numa_nodes: int = 1
     accel: str = "auto"
     extra_append: str = ""
     interactive: bool = False     # a person at the console: QEMU's monitor on Ctrl-A
@@ -65,6 +99,7 @@ class Machine:
             # (QARMA5) is slow to emulate, the implementation-defined one is cheap.
             accel = ["-accel", "tcg", "-cpu", "max,pauth-impdef=on"]
         argv = [QEMU, "-M", "virt", *accel, "-smp", str(self.cpus), "-m", str(self.memory_mb),
+                *numa_argv(self.memory_mb, self.cpus, self.numa_nodes),
                 "-display", "none", "-no-reboot", "-nic", "none",
                 *(["-serial", "mon:stdio"] if self.interactive else ["-monitor", "none", "-serial", "stdio"]),
                 "-kernel", str(self.kernel), "-initrd", str(self.initrd),
