@@ -218,3 +218,16 @@ def test_a_known_flaky_failure_is_no_news_either_way():
            "cells": [cell("7.3", b[3], "pass"), cell("7.3+s", a[3], "pass")]}
     rows = {r["check"]: r["verdict"] for r in compare.verdicts(doc)}
     assert rows["mm-selftests: khugepaged"] == "pass"
+
+
+def test_a_skip_without_reason_takes_the_programs_own(parser):
+    """run_vmtests.sh prints "ok N hugetlb-mmap # SKIP" with no reason; the
+    program said why in its own KTAP, by its plan ("1..0 # SKIP ...") or its
+    skipped results, as a real 64K guest printed them with too few 512M pages."""
+    run = ktap.parse((DATA / "run_vmtests-7.3-64k-erofs.ktap").read_text(), parser)
+    r = by_name(run)
+    assert r["hugetlb-mmap"].status == "skip"
+    assert r["hugetlb-mmap"].reason == "Not enough 524288 Kb pages"
+    assert r["hugetlb-shm"].reason == "Not enough free huge pages"
+    assert all(x.reason for x in run.results if x.status == "skip"), [
+        x.name for x in run.results if x.status == "skip" and not x.reason]

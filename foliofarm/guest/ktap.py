@@ -123,6 +123,7 @@ STATUS = {"SUCCESS": "pass", "FAILURE": "fail", "SKIPPED": "skip", "TEST_CRASHED
           "NO_TESTS": "crash", "FAILURE_TO_PARSE_TESTS": "crash"}
 TAP_VERSION = re.compile(r"^\s*(K?TAP version \d+)\s*$")
 PLAN = re.compile(r"^\s*1\.\.(\d+)\s*$")
+SKIP_PLAN = re.compile(r"^\s*1\.\.0\s*# SKIP\b\s*(.*)$", re.I)
 RESULT = re.compile(r"^\s*(ok|not ok) (\d+) ?(?:- )?([^#]*?)\s*(?:# (.*))?$")
 RUNNING = re.compile(r"^# running (.*)$")
 # What tests/vmtests/mm-selftests.sh adds to each test's output.
@@ -262,6 +263,8 @@ def _result(t: Any, parser: ModuleType, errors: list[str], lines: list[str]) -> 
     left_out = [m.group(1) for ln in t.log if (m := LEFT_OUT.match(ln))]
     if left_out and status == "skip" and not reason:
         reason = left_out[-1]
+    if status == "skip" and not reason:
+        reason = _own_skip(inner_lines, inner)
     return Result(t.name.strip(), status, reason.strip(), inner, took[-1] if took else None)
 
 
@@ -283,6 +286,17 @@ def _inner(n: int, t: Any, line: Any) -> Result:
     elif not why and directive and status != "pass":
         why = directive[4:].strip() if directive.upper().startswith("SKIP") else directive
     return Result(name or f"(unnamed #{n})", status, why)
+
+
+def _own_skip(lines: list[str], inner: list[Result]) -> str:
+    """Why a program skipped, in its own words, where run_vmtests.sh's result
+    line gives none: its plan's directive ("1..0 # SKIP Not enough 524288 Kb
+    pages") or the reasons of its skipped results."""
+    for ln in lines:
+        if m := SKIP_PLAN.match(ln):
+            return m.group(1).strip()
+    why = dict.fromkeys(i.reason or i.name for i in inner if i.status == "skip")
+    return "; ".join(w for w in why if w and not w.startswith("(unnamed"))[:200]
 
 
 def _directive(name: str, lines: list[str]) -> str | None:
