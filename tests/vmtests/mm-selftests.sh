@@ -89,15 +89,11 @@ if [ "$hugetlb_mb" -gt 0 ]; then
 	if [ -n "$hp_kb" ]; then
 		n=$(( hugetlb_mb * 1024 / hp_kb ))
 		[ "$n" -ge 1 ] || n=1
-		for try in 1 2 3; do
-			sync
-			echo 3 > /proc/sys/vm/drop_caches
-			echo 1 > /proc/sys/vm/compact_memory 2>/dev/null
-			echo "$n" > /proc/sys/vm/nr_hugepages
-			got=$(cat /proc/sys/vm/nr_hugepages)
-			[ "$got" -ge "$n" ] && break
-			sleep 1
-		done
+		sync
+		echo 3 > /proc/sys/vm/drop_caches
+		echo 1 > /proc/sys/vm/compact_memory 2>/dev/null
+		echo "$n" > /proc/sys/vm/nr_hugepages
+		got=$(cat /proc/sys/vm/nr_hugepages)
 		echo "# foliofarm: hugetlb: $got of $n pages of ${hp_kb} kB reserved" | tee -a "$out"
 	fi
 fi
