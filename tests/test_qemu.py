@@ -31,3 +31,17 @@ def test_qemu_gets_a_ram_backend_per_node():
     argv = Machine(kernel="Image", initrd="initrd", memory_mb=4096, cpus=2, numa_nodes=2,
                    accel="tcg").argv()
     assert argv[argv.index("-m") + 1] == "4096" and argv.count("-numa") == 2
+
+
+def test_the_selftests_hugetlb_pages_are_reserved_on_the_command_line():
+    """hugetlb_mb of checks.toml in pages of a PMD's size: 2M, 32M, 512M; at
+    least one (a 512M page for 256 MB); none where no selftests run."""
+    from foliofarm.judge.checks import catalogue, select
+    from foliofarm.measure import boot_hugepages
+    st = [catalogue()["mm-selftests"]]
+    mb = int(st[0].options["hugetlb_mb"])
+    assert boot_hugepages(st, 4096) == mb // 2
+    assert boot_hugepages(st, 16384) == mb // 32
+    assert boot_hugepages(st, 65536) == 1
+    assert boot_hugepages(select("exec-text"), 65536) == 0
+    assert "hugepages=8" in Machine(kernel="Image", initrd="initrd", extra_append="hugepages=8").append()
