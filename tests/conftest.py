@@ -44,7 +44,7 @@ def budget():
         if needs_s > left:
             pytest.skip(f"{what} needs about {needs_s / 60:.0f} min cold; {max(0, left) / 60:.0f} min "
                         f"of the {BUDGET_S / 60:.0f} min test budget left (FOLIOFARM_TEST_BUDGET_S); "
-                        "run `make run ARGS='--kernel debian:6.12'` once to cache it")
+                        "a second `make test`, with the kernels this one built cached, has the time for it")
     return check
 
 
