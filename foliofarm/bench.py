@@ -38,7 +38,7 @@ from rich.console import Console
 from rich.table import Table
 
 from foliofarm import matrix, source
-from foliofarm.build import Builder
+from foliofarm.kernel.build import Builder
 from foliofarm.judge import checks
 from foliofarm.paths import ROOT, cache_dir
 from foliofarm.util import write_json

@@ -261,7 +261,7 @@ def main(argv: list[str] | None = None) -> int:
             # Bad input is refused now, before anything is built or written.
             local = None if args.kernel.startswith("debian:") else Path(args.kernel).expanduser()
             series.load(args.series, local)
-        from foliofarm.build import EXTRA_ITEM
+        from foliofarm.kernel.build import EXTRA_ITEM
         bad = [i for i in args.extra_config if not EXTRA_ITEM.match(i)]
         if bad:
             raise UsageError(f"-K {bad[0]!r}: write it CONFIG_NAME=VALUE (y, m, n, a number or "

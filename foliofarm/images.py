@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from foliofarm import hosttools, locks
-from foliofarm.build import CROSS_COMPILE
+from foliofarm.kernel.build import CROSS_COMPILE
 from foliofarm.errors import BuildError, InfraError
 from foliofarm.guest.qemu import SWAP_BYTES
 from foliofarm.paths import VMTESTS

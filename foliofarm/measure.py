@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from foliofarm.build import Artifacts
+from foliofarm.kernel.build import Artifacts
 from foliofarm.guest import ktap
 from foliofarm.guest.qemu import OUTBOX_BYTES, SELFTESTS, SWAP, THPMAPS, Machine
 from foliofarm.guest.session import BootPlan, check_timeout, run_boots

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, Callable, Protocol
 
 from foliofarm import locks, matrix, series, source
-from foliofarm.build import Builder
+from foliofarm.kernel.build import Builder
 from foliofarm.errors import BuildError, UsageError
 from foliofarm.results import ResultsWriter
 from foliofarm.util import settle

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from foliofarm import hosttools, matrix
 from foliofarm.apt import PrivateApt
-from foliofarm.build import CROSS_COMPILE, PROBE_SOURCES, Artifacts
+from foliofarm.kernel.build import CROSS_COMPILE, PROBE_SOURCES, Artifacts
 from foliofarm.errors import BuildError, InfraError
 from foliofarm.guest.qemu import SELFTESTS, THPMAPS
 from foliofarm.paths import ROOTFS, VMTESTS

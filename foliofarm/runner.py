@@ -18,7 +18,7 @@ from rich.text import Text
 
 from foliofarm import (hosttools, images, matrix, measure, plan, pyroot, report, repro, rootfs, selftests,
                        source, summary)
-from foliofarm.build import Artifacts, Builder, extra_fragment
+from foliofarm.kernel.build import Artifacts, Builder, extra_fragment
 from foliofarm.errors import BuildError, FarmError, UsageError
 from foliofarm.guest import ktap
 from foliofarm.guest.qemu import QEMU

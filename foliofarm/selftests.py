@@ -31,7 +31,7 @@ from typing import Callable
 
 from foliofarm import hosttools, images, locks, matrix, sandbox
 from foliofarm.apt import DEBIAN_SUITES, PrivateApt
-from foliofarm.build import CROSS_COMPILE, toolchain_id
+from foliofarm.kernel.build import CROSS_COMPILE, toolchain_id
 from foliofarm.errors import InfraError
 from foliofarm.source import KernelSource
 from foliofarm.paths import VMTESTS

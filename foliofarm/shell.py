@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from foliofarm import hosttools, images, locks, matrix, rootfs, series, source
-from foliofarm.build import Builder, extra_fragment
+from foliofarm.kernel.build import Builder, extra_fragment
 from foliofarm.errors import UsageError
 from foliofarm.guest.qemu import QEMU, Machine
 from foliofarm.paths import cache_dir

@@ -5,7 +5,9 @@ import json
 
 import pytest
 
-from foliofarm import build, matrix, source
+from foliofarm import matrix, source
+
+from foliofarm.kernel import build
 from foliofarm.cli import main
 from foliofarm.judge import checks
 from foliofarm.paths import cache_dir

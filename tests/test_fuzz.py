@@ -21,7 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from foliofarm import report, schema, series, source
-from foliofarm.build import Builder
+from foliofarm.kernel.build import Builder
 from foliofarm.errors import FarmError
 from foliofarm.guest import ktap, splat
 from foliofarm.guest.session import parse_ktap

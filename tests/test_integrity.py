@@ -5,7 +5,7 @@ made again, never booted or judged."""
 import json
 
 from foliofarm import util
-from foliofarm.build import ARTIFACT_FILES, Builder
+from foliofarm.kernel.build import ARTIFACT_FILES, Builder
 
 
 def test_a_sealed_file_detects_damage(tmp_path):

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from foliofarm import kconfig
+from foliofarm.kernel import kconfig
 from foliofarm.errors import ConfigError
 from foliofarm.paths import KERNEL_CONFIGS
 
@@ -89,7 +89,7 @@ def test_configuration_inputs_digest_follows_kconfig_not_code(tmp_path):
     """A series that edits code keeps the digest (the configuration steps are
     skipped); one that edits a Kconfig file, the kconfig programs or a script
     Kconfig runs changes it (they run again)."""
-    from foliofarm.kconfig import inputs_digest
+    from foliofarm.kernel.kconfig import inputs_digest
     files = {"Kconfig": "source \"mm/Kconfig\"\n", "mm/Kconfig": "config MMU\n\tbool\n",
              "mm/filemap.c": "int x;\n", "scripts/kconfig/conf.c": "int main;\n",
              "scripts/cc-version.sh": "echo 14\n", "scripts/Kconfig.include": "cc := gcc\n",

@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from foliofarm import build, matrix, source
+from foliofarm import matrix, source
+
+from foliofarm.kernel import build
 from foliofarm.cli import main
 from foliofarm.paths import cache_dir
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from foliofarm import sandbox
-from foliofarm.build import Builder
+from foliofarm.kernel.build import Builder
 from foliofarm.errors import BuildError
 from foliofarm.source import KernelSource
 

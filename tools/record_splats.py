@@ -19,7 +19,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from foliofarm import matrix, rootfs, source  # noqa: E402
-from foliofarm.build import Builder  # noqa: E402
+from foliofarm.kernel.build import Builder  # noqa: E402
 from foliofarm.errors import GuestError  # noqa: E402
 from foliofarm.guest import splat  # noqa: E402
 from foliofarm.guest.console import GuestSession  # noqa: E402

@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from foliofarm import hosttools, kconfig, locks, matrix, sandbox
+from foliofarm import hosttools, locks, matrix, sandbox
+from foliofarm.kernel import kconfig
 from foliofarm.errors import BuildError, InfraError, UsageError
 from foliofarm.paths import KERNEL_CONFIGS, VMTESTS
 from foliofarm.source import KernelSource

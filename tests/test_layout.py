@@ -1,0 +1,79 @@
+"""The package's stages import only downwards:
+cli -> runner and the tools beside it -> plan/guest -> kernel/report -> intake/judge
+-> util/matrix/errors/paths. A lower stage that imports a higher one (judging code
+that reaches for the runner, a parser that needs a boot) is caught here, by reading
+every module's imports, before it becomes a circle."""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PKG = Path(__file__).resolve().parent.parent / "foliofarm"
+
+# Higher numbers may import lower ones and their own level, never higher.
+LEVELS: dict[str, int] = {
+    "__main__": 6, "cli": 6,
+    "runner": 5, "bench": 5, "mutants": 5, "faults": 5, "bisect": 5, "shell": 5,
+    "plan": 4, "guest": 4, "measure": 4, "images": 4, "rootfs": 4, "selftests": 4,
+    "pyroot": 4, "repro": 4,
+    "kernel": 3, "report": 3, "results": 3, "summary": 3,
+    "intake": 2, "judge": 2, "series": 2, "source": 2, "apt": 2,
+    "util": 1, "matrix": 1, "errors": 1, "paths": 1, "datafiles": 1, "locks": 1,
+    "hosttools": 1, "sandbox": 1, "schema": 1,
+}
+
+
+def top(dotted: str) -> str:
+    """The stage a module belongs to: foliofarm.guest.qemu -> guest."""
+    parts = dotted.split(".")
+    return parts[1] if len(parts) > 1 else ""
+
+
+def modules() -> list[tuple[str, Path]]:
+    out = []
+    for p in sorted(PKG.rglob("*.py")):
+        rel = p.relative_to(PKG.parent).with_suffix("")
+        name = ".".join(rel.parts)
+        out.append((name.removesuffix(".__init__"), p))
+    return out
+
+
+def imports(path: Path) -> set[str]:
+    """Every foliofarm module a file imports, at any depth (imports inside
+    functions count: they run too)."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            if node.module == "foliofarm":
+                found |= {f"foliofarm.{a.name}" for a in node.names}
+            elif node.module.startswith("foliofarm."):
+                found.add(node.module)
+        elif isinstance(node, ast.Import):
+            found |= {a.name for a in node.names if a.name.startswith("foliofarm.")}
+    return found
+
+
+def test_every_module_has_a_level():
+    missing = sorted({top(m) for m, _ in modules() if top(m) and top(m) not in LEVELS})
+    assert not missing, f"give these modules a level in tests/test_layout.py LEVELS: {missing}"
+
+
+@pytest.mark.parametrize("name,path", modules(), ids=[m for m, _ in modules()])
+def test_imports_run_downwards(name, path):
+    if not top(name):
+        return                                          # the package's own __init__
+    mine = LEVELS[top(name)]
+    upward = sorted(d for d in imports(path) if top(d) in LEVELS and LEVELS[top(d)] > mine)
+    assert not upward, (f"{name} (level {mine}) imports a higher stage: "
+                        + ", ".join(f"{d} (level {LEVELS[top(d)]})" for d in upward))
+
+
+def test_the_check_sees_an_upward_import(tmp_path):
+    """The reader finds the imports this test exists to refuse, in each spelling."""
+    f = tmp_path / "m.py"
+    f.write_text("from foliofarm import runner\n"
+                 "def g():\n    import foliofarm.cli\n"
+                 "from foliofarm.guest.session import x\n")
+    assert imports(f) == {"foliofarm.runner", "foliofarm.cli", "foliofarm.guest.session"}
