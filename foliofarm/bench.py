@@ -37,7 +37,8 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from foliofarm import matrix, source
+from foliofarm import matrix
+from foliofarm.intake import source
 from foliofarm.kernel.build import Builder
 from foliofarm.judge import checks
 from foliofarm.paths import ROOT, cache_dir

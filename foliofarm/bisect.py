@@ -28,7 +28,8 @@ import time
 from pathlib import Path
 from typing import Any, Iterator
 
-from foliofarm import locks, series, source
+from foliofarm import locks, series
+from foliofarm.intake import source
 from foliofarm.errors import FarmError, InfraError, UsageError
 from foliofarm.judge import checks, figures
 from foliofarm.paths import ROOT, cache_dir

@@ -8,7 +8,8 @@ import os
 import sys
 from pathlib import Path
 
-from foliofarm import matrix, series, source
+from foliofarm import matrix, series
+from foliofarm.intake import source
 from foliofarm.judge import checks
 from foliofarm.errors import FarmError, UsageError
 from foliofarm.guest.qemu import numa_layout

@@ -241,7 +241,8 @@ def damaged(what: str, damage: Callable[[], Path | None], expect: str,
 def truncate_image() -> Path | None:
     """The Image the SCOPE run boots (not merely the newest 7.3 4K one: bisect
     and series runs leave others), cut to a third."""
-    from foliofarm import matrix, source
+    from foliofarm import matrix
+    from foliofarm.intake import source
     from foliofarm.kernel import build
     cache = cache_dir()
     art = build.Builder(cache).artifact_dir(source.resolve("debian:7.3", cache),

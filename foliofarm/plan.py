@@ -9,7 +9,8 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, Callable, Protocol
 
-from foliofarm import locks, matrix, series, source
+from foliofarm import locks, matrix, series
+from foliofarm.intake import source
 from foliofarm.kernel.build import Builder
 from foliofarm.errors import BuildError, UsageError
 from foliofarm.results import ResultsWriter

@@ -14,10 +14,10 @@ import shutil
 from pathlib import Path
 
 from foliofarm import hosttools, images, matrix
-from foliofarm.apt import PrivateApt
+from foliofarm.intake.apt import PrivateApt
 from foliofarm.errors import InfraError
 from foliofarm.paths import VMTESTS
-from foliofarm.source import KernelSource
+from foliofarm.intake.source import KernelSource
 from foliofarm.util import (StagingDir, check_free_space, run, seal, sealed, sha256_files, sha256_text,
                             tmp_dir)
 

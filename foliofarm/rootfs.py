@@ -9,7 +9,7 @@ import subprocess
 from pathlib import Path
 
 from foliofarm import hosttools, matrix
-from foliofarm.apt import PrivateApt
+from foliofarm.intake.apt import PrivateApt
 from foliofarm.kernel.build import CROSS_COMPILE, PROBE_SOURCES, Artifacts
 from foliofarm.errors import BuildError, InfraError
 from foliofarm.guest.qemu import SELFTESTS, THPMAPS

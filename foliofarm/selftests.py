@@ -30,10 +30,10 @@ from pathlib import Path
 from typing import Callable
 
 from foliofarm import hosttools, images, locks, matrix, sandbox
-from foliofarm.apt import DEBIAN_SUITES, PrivateApt
+from foliofarm.intake.apt import DEBIAN_SUITES, PrivateApt
 from foliofarm.kernel.build import CROSS_COMPILE, toolchain_id
 from foliofarm.errors import InfraError
-from foliofarm.source import KernelSource
+from foliofarm.intake.source import KernelSource
 from foliofarm.paths import VMTESTS
 from foliofarm.util import (StagingDir, check_free_space, clean_stale_staging, run, seal, sealed,
                             sha256_files, sha256_text, tmp_dir, write_json)

@@ -28,7 +28,7 @@ from typing import Iterator
 from foliofarm import locks, sandbox
 from foliofarm.intake import mail
 from foliofarm.errors import InfraError, UsageError
-from foliofarm.source import GIT_IDENTITY, WORK_BRANCH, KernelSource
+from foliofarm.intake.source import GIT_IDENTITY, WORK_BRANCH, KernelSource
 from foliofarm.util import tmp_dir
 PATCH_SUFFIXES = (".patch", ".diff", ".mbox", ".mbx", ".eml", ".cover")
 MBOX_FROM = b"From foliofarm Mon Sep 17 00:00:00 2001\n"

@@ -10,7 +10,8 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from foliofarm import hosttools, images, locks, matrix, rootfs, series, source
+from foliofarm import hosttools, images, locks, matrix, rootfs, series
+from foliofarm.intake import source
 from foliofarm.kernel.build import Builder, extra_fragment
 from foliofarm.errors import UsageError
 from foliofarm.guest.qemu import QEMU, Machine

@@ -2,7 +2,7 @@
 
 import pytest
 
-from foliofarm.apt import parse_sources, pick_debian_mirror, simulated_installs
+from foliofarm.intake.apt import parse_sources, pick_debian_mirror, simulated_installs
 from foliofarm.errors import InfraError
 
 DEB822 = """Types: deb

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from foliofarm import source
+from foliofarm.intake import source
 from foliofarm.cli import main
 from foliofarm.paths import cache_dir
-from foliofarm.source import GIT_IDENTITY
+from foliofarm.intake.source import GIT_IDENTITY
 
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = [pytest.mark.integration, pytest.mark.budget]

@@ -32,7 +32,8 @@ def outcome(results: Path) -> tuple[list[tuple], str]:
 
 
 def test_two_series_runs_at_once_match_the_same_runs_in_turn(tmp_path, budget):
-    from foliofarm import matrix, source
+    from foliofarm import matrix
+    from foliofarm.intake import source
     from foliofarm.kernel import build
     from foliofarm.paths import cache_dir
     src = source.resolve("debian:7.3", cache_dir())

@@ -5,7 +5,8 @@ import json
 
 import pytest
 
-from foliofarm import matrix, source
+from foliofarm import matrix
+from foliofarm.intake import source
 
 from foliofarm.kernel import build
 from foliofarm.cli import main

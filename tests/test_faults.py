@@ -15,7 +15,8 @@ SAMPLE = ("QEMU killed mid-check", "kill -9 at check", "damaged saved measuremen
 
 @pytest.mark.parametrize("name", SAMPLE)
 def test_fault_is_survived(name, tmp_path, budget):
-    from foliofarm import matrix, source
+    from foliofarm import matrix
+    from foliofarm.intake import source
     from foliofarm.kernel import build
     from foliofarm.paths import cache_dir
     src = source.resolve("debian:7.3", cache_dir())

@@ -20,7 +20,8 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from foliofarm import report, schema, series, source
+from foliofarm import report, schema, series
+from foliofarm.intake import source
 from foliofarm.kernel.build import Builder
 from foliofarm.errors import FarmError
 from foliofarm.guest import ktap, splat

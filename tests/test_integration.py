@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from foliofarm import matrix, source
+from foliofarm import matrix
+from foliofarm.intake import source
 
 from foliofarm.kernel import build
 from foliofarm.cli import main

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from foliofarm import source
+from foliofarm.intake import source
 from foliofarm.guest import ktap
 from foliofarm.judge import compare, selftests
 from foliofarm.judge.checks import catalogue, judge_measurement

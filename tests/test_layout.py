@@ -19,7 +19,7 @@ LEVELS: dict[str, int] = {
     "plan": 4, "guest": 4, "measure": 4, "images": 4, "rootfs": 4, "selftests": 4,
     "pyroot": 4, "repro": 4,
     "kernel": 3, "report": 3, "results": 3, "summary": 3,
-    "intake": 2, "judge": 2, "series": 2, "source": 2, "apt": 2,
+    "intake": 2, "judge": 2, "series": 2,
     "util": 1, "matrix": 1, "errors": 1, "paths": 1, "datafiles": 1, "locks": 1,
     "hosttools": 1, "sandbox": 1, "schema": 1,
 }

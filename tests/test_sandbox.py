@@ -10,7 +10,7 @@ import pytest
 from foliofarm import sandbox
 from foliofarm.kernel.build import Builder
 from foliofarm.errors import BuildError
-from foliofarm.source import KernelSource
+from foliofarm.intake.source import KernelSource
 
 MAKEFILE = """\
 all:

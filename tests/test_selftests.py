@@ -2,7 +2,8 @@
 
 import pytest
 
-from foliofarm import selftests, source
+from foliofarm import selftests
+from foliofarm.intake import source
 from foliofarm.paths import cache_dir
 
 # Real output of the first builds of 7.3's mm selftests here: libnuma from a newer

@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from foliofarm import series, source
+from foliofarm import series
+from foliofarm.intake import source
 from foliofarm.errors import UsageError
-from foliofarm.source import GIT_IDENTITY, KernelSource
+from foliofarm.intake.source import GIT_IDENTITY, KernelSource
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from foliofarm import series, source
+from foliofarm import series
+from foliofarm.intake import source
 from foliofarm.judge import checks
 from foliofarm.cli import main
 from foliofarm.paths import cache_dir

@@ -18,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from foliofarm import source  # noqa: E402
+from foliofarm.intake import source  # noqa: E402
 from foliofarm.paths import ROOT, cache_dir  # noqa: E402
 
 MUTANTS = ROOT / "tests" / "mutants"

@@ -1,1 +1,2 @@
-"""What goes into a run: mail and series intake."""
+"""What goes into a run: the kernel source (source: Debian packages, local trees),
+the private apt the farm fetches with (apt), mail and series intake (mail)."""

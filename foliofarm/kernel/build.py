@@ -24,7 +24,7 @@ from foliofarm import hosttools, locks, matrix, sandbox
 from foliofarm.kernel import kconfig
 from foliofarm.errors import BuildError, InfraError, UsageError
 from foliofarm.paths import KERNEL_CONFIGS, VMTESTS
-from foliofarm.source import KernelSource
+from foliofarm.intake.source import KernelSource
 from foliofarm.util import (StagingDir, check_free_space, clean_stale_staging, file_digest, is_enospc,
                             run, sha256_files, sha256_text, write_atomic, write_json)
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Iterator
 
 from foliofarm import locks, matrix
-from foliofarm.apt import PrivateApt
+from foliofarm.intake.apt import PrivateApt
 from foliofarm.errors import InfraError, UsageError
 from foliofarm.util import StagingDir, check_free_space, clean_stale_staging, run, sha256_text
 
