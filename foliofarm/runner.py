@@ -17,7 +17,8 @@ from rich.console import Console
 from rich.text import Text
 
 from foliofarm import (hosttools, images, matrix, measure, plan, pyroot, report, repro, rootfs, selftests,
-                       source, summary)
+                       summary)
+from foliofarm.intake import source
 from foliofarm.kernel.build import Artifacts, Builder, extra_fragment
 from foliofarm.errors import BuildError, FarmError, UsageError
 from foliofarm.guest import ktap

@@ -46,10 +46,10 @@ def imports(path: Path) -> set[str]:
     found: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text(), str(path))):
         if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            if node.module == "foliofarm":
-                found |= {f"foliofarm.{a.name}" for a in node.names}
-            elif node.module.startswith("foliofarm."):
-                found.add(node.module)
+            if node.module == "foliofarm" or node.module.startswith("foliofarm."):
+                for a in node.names:                    # a name is a module or a thing in one
+                    sub = f"{node.module}.{a.name}"
+                    found.add(sub if node.module == "foliofarm" or exists(sub) else node.module)
         elif isinstance(node, ast.Import):
             found |= {a.name for a in node.names if a.name.startswith("foliofarm.")}
     return found
@@ -70,6 +70,20 @@ def test_imports_run_downwards(name, path):
                         + ", ".join(f"{d} (level {LEVELS[top(d)]})" for d in upward))
 
 
+def exists(dotted: str) -> bool:
+    rel = Path(*dotted.split(".")[1:])
+    return (PKG / rel).with_suffix(".py").is_file() or (PKG / rel / "__init__.py").is_file()
+
+
+@pytest.mark.parametrize("path", sorted(PKG.parent.glob("tests/*.py")) + sorted(PKG.parent.glob("tools/*.py"))
+                         + [p for _, p in modules()], ids=lambda p: p.name)
+def test_every_import_names_a_module_that_is_there(path):
+    """After a module moves, an import of its old place fails here by name, even
+    where an installed copy of the package could still answer it."""
+    gone = sorted(d for d in imports(path) if not exists(d))
+    assert not gone, f"{path.relative_to(PKG.parent)} imports modules that are not in foliofarm/: {gone}"
+
+
 def test_the_check_sees_an_upward_import(tmp_path):
     """The reader finds the imports this test exists to refuse, in each spelling."""
     f = tmp_path / "m.py"
@@ -77,3 +91,10 @@ def test_the_check_sees_an_upward_import(tmp_path):
                  "def g():\n    import foliofarm.cli\n"
                  "from foliofarm.guest.session import x\n")
     assert imports(f) == {"foliofarm.runner", "foliofarm.cli", "foliofarm.guest.session"}
+
+
+def test_the_check_sees_an_import_of_a_moved_module(tmp_path):
+    f = tmp_path / "m.py"
+    f.write_text("from foliofarm import source\nfrom foliofarm.build import Builder\n"
+                 "from foliofarm.intake import apt\nfrom foliofarm.kernel.build import Builder\n")
+    assert {d for d in imports(f) if not exists(d)} == {"foliofarm.source", "foliofarm.build"}
