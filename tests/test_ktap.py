@@ -160,10 +160,13 @@ TOTALS = re.compile(r"^# # Totals: pass:(\d+) fail:(\d+) xfail:(\d+) xpass:(\d+)
 
 def recorded_totals(text):
     """Per test, in run order, the program's own count of its results
-    (kselftest's "# Totals:" line): a check on the parser independent of it."""
+    (kselftest's "# Totals:" line): a check on the parser independent of it.
+    The last one: a forked child that bails out prints its own first (4K EROFS,
+    khugepaged -s 2, collapse_max_ptes_shared: the child's "Totals: pass:23"
+    before the parent's 26)."""
     out = []
     for section in re.split(r"^# running .*$", text, flags=re.M)[1:]:
-        m = next((TOTALS.match(ln) for ln in section.splitlines() if TOTALS.match(ln)), None)
+        m = next((TOTALS.match(ln) for ln in reversed(section.splitlines()) if TOTALS.match(ln)), None)
         out.append(tuple(int(g) for g in m.groups()) if m else None)
     return out
 
@@ -186,7 +189,7 @@ def test_recorded_runs_of_real_guests(parser, path):
     assert len(totals) == len(ran)
     checked = 0
     for r, t in zip(ran, totals):
-        assert r.seconds is not None or "left out" in r.reason, r.name
+        assert r.seconds is not None or "left out" in r.reason or "no writable filesystem" in r.reason, r.name
         if t is None:
             continue
         count = {s: sum(i.status == s for i in r.inner) for s in ("pass", "fail", "xfail", "skip", "crash")}
@@ -218,6 +221,25 @@ def test_a_known_flaky_failure_is_no_news_either_way():
            "cells": [cell("7.3", b[3], "pass"), cell("7.3+s", a[3], "pass")]}
     rows = {r["check"]: r["verdict"] for r in compare.verdicts(doc)}
     assert rows["mm-selftests: khugepaged"] == "pass"
+
+
+def test_a_page_out_that_fell_short_is_the_flaky_test_too(parser):
+    """Recorded in a real 4K EROFS guest: khugepaged's collapse_max_ptes_swap
+    failed a second way ("Swapout 64 of 512 pages... Fail", MADV_PAGEOUT swapped
+    out fewer pages than asked) and ran on to the end. The row for it makes the
+    test a flaky xfail and the cell passes; any other result of khugepaged that
+    fails beside it is still a failure of the cell."""
+    text = (DATA / "run_vmtests-7.3-4k-erofs-pageout.ktap").read_text()
+    tests = parsed_tests(parser, text)["results"]
+    kh = next(t for t in tests if t["name"] == "khugepaged")
+    assert [i["name"] for i in kh["inner"] if i["status"] == "fail"] == ["collapse_max_ptes_swap"]
+    outcome, _, _, subs = selftests.judge_tests("mm-selftests", tests, "7.3", "4k", "erofs", True)
+    sub = next(s for s in subs if s["name"] == "khugepaged")
+    assert outcome == "pass" and sub["outcome"] == "xfail" and sub["flaky"]
+    broken = [dict(t, inner=[dict(i, status="fail") if i["name"] == "collapse_fork" else i
+                             for i in t["inner"]]) if t is kh else t for t in tests]
+    assert selftests.judge_tests("mm-selftests", broken, "7.3", "4k", "erofs", True)[0] == "fail"
+    assert selftests.judge_tests("mm-selftests", tests, "7.4", "4k", "erofs", True)[0] == "fail"
 
 
 def test_a_skip_without_reason_takes_the_programs_own(parser):
