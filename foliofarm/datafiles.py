@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import tomllib
 from pathlib import Path
-from typing import Any, Optional, Union
+from typing import Any, Literal, Optional, Union
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
 
@@ -99,8 +99,12 @@ class ExpectRow(_Open):
 
 
 class FigureRow(_Open):
-    better: str
-    guards: str
+    """How a check's figure is judged (judge/figures.py). A behaviour figure
+    says which way is better and what code it guards; a timing, input or
+    summary figure is shown and never judged, and says why in ``guards``."""
+    kind: Literal["behaviour", "timing", "input", "summary"] = "behaviour"
+    better: Optional[str] = None
+    guards: str = Field(min_length=1)
     tolerance: float = 0.0
 
 

@@ -425,7 +425,7 @@ def record_noise(ctx: Context, k: Kernel, first: dict[str, Any], repeat: dict[st
                 continue
             ma = judge_measurement(chk, a, k.kernel_xy, cell.page.name, cell.fs.name).metrics
             mb = judge_measurement(chk, b, k.kernel_xy, cell.page.name, cell.fs.name).metrics
-            found.setdefault(key, {})[chk.name] = figures.noise(ma, mb)
+            found.setdefault(key, {})[chk.name] = figures.noise(ma, mb, chk.name)
     with ctx.writer.lock:
         noise = ctx.writer.doc.setdefault("noise", {})
         for key, per_check in found.items():
@@ -488,7 +488,7 @@ def settle_moves(doc: dict[str, Any], cell: Cell, check: str, moved: list[dict[s
     base's value again) came from timing, not from the series: the figure's
     noise on that cell takes the move, and the move is listed under
     "unconfirmed". A move that repeats, or lands elsewhere, stands."""
-    now = figures.flatten(again)
+    now = figures.flatten(again, check)
     out = []
     for f in moved:
         x, y, z = f["base"], f["series"], now.get(f["metric"])

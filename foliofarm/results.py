@@ -14,8 +14,19 @@ from typing import Any
 from foliofarm.judge import compare
 from foliofarm.judge.checks import Outcome
 from foliofarm.matrix import Cell, filesystems, page_sizes
+from foliofarm import schema
+from foliofarm.errors import InfraError
 from foliofarm.schema import SCHEMA_VERSION
-from foliofarm.util import write_atomic
+from foliofarm.util import write_atomic, write_json
+
+# Tests set this: every write of results.json is read back through the
+# reader's schema, not only the last.
+CHECK_EVERY_WRITE = os.environ.get("FOLIOFARM_CHECK_RESULTS") == "1"
+
+
+class ResultsBug(InfraError):
+    """The farm wrote a document its own reader refuses."""
+
 
 FAILING = {"fail"}
 ERRORS = {"error"}
@@ -148,10 +159,21 @@ class ResultsWriter:
             return entry
 
     def record(self, cell: Cell, outcome: Outcome, excerpt: str = "", flush: bool = True) -> None:
+        """Add a check's result. It is checked against the reader's schema
+        first: a result the reader would refuse (a fault of the farm, not of the
+        kernel) is kept beside the results as it was, and recorded as an error
+        that says so, so the document stays readable and the run goes on."""
         with self.lock:
             entry = outcome.as_dict()
             if excerpt:
                 entry["excerpt"] = excerpt
+            wrong = schema.check_entry(entry)
+            if wrong:
+                kept = self.cell_dir(cell) / f"{outcome.name}.refused.json"
+                write_json(kept, entry)
+                entry = {"name": outcome.name, "outcome": "error", "metrics": {},
+                         "reason": f"foliofarm wrote a result its own results schema refuses "
+                                   f"({wrong}); the result as written: {kept}"}
             self._cell(cell)["checks"].append(entry)
             if flush:
                 self.flush()
@@ -202,3 +224,10 @@ class ResultsWriter:
             write_atomic(self.dir / "results.json",
                          json.dumps(self.doc, indent=2 if final else None) + "\n", durable=final)
             write_atomic(self.dir / "junit.xml", junit_xml(self.doc), durable=final)
+            if final or CHECK_EVERY_WRITE:
+                # the writer never leaves what `foliofarm report` refuses (written
+                # first: nothing is lost, and the message names the field)
+                try:
+                    schema.check(json.loads(json.dumps(self.doc)), str(self.dir / "results.json"))
+                except schema.ResultsError as exc:
+                    raise ResultsBug(f"foliofarm wrote a results.json its own reader refuses: {exc}") from None

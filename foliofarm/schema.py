@@ -21,8 +21,10 @@ SCHEMA_VERSION = 1
 
 Number = Union[int, float]
 # A figure: a number, a flag, text, a histogram (size -> count or share) or a
-# list of numbers (orders seen), or None where the guest could not measure it.
-Figure = Union[None, bool, int, float, str, dict[str, Number], list[Number]]
+# list of numbers (per fault or per touch, None where nothing happened), or None
+# where the guest could not measure it. Structured output is not a figure: it
+# has a typed field of its own (a cross-check's rows, a selftests run's tests).
+Figure = Union[None, bool, int, float, str, dict[str, Number], list[Optional[Number]]]
 OUTCOMES = ("pass", "fail", "xfail", "xpass", "skip", "error")
 
 
@@ -41,6 +43,16 @@ class Subtest(_Part):
     flaky: bool = False
 
 
+class CrossCheckRow(_Part):
+    """One counter of a cross-check (judge/thpmaps.py): the farm's reading and
+    the other tool's, and where they differ by design, why."""
+    counter: str
+    farm_kb: Optional[int]
+    thpmaps_kb: Optional[int]
+    agrees: bool
+    note: str = ""
+
+
 class CheckResult(_Part):
     name: str
     outcome: Literal[OUTCOMES]           # type: ignore[valid-type]
@@ -48,6 +60,7 @@ class CheckResult(_Part):
     metrics: dict[str, Figure]
     excerpt: str = ""
     subtests: list[Subtest] = []
+    rows: list[CrossCheckRow] = []
 
 
 class CellResult(_Part):
@@ -172,9 +185,31 @@ class ResultsError(UsageError):
     """A results.json the farm cannot read back."""
 
 
+def upgrade(doc: dict[str, Any]) -> dict[str, Any]:
+    """A document of an earlier farm in today's shape, in place: thpmaps wrote
+    its rows among the figures (metrics.rows) before they had a field."""
+    for cell in doc.get("cells") or []:
+        for c in (cell.get("checks") or []) if isinstance(cell, dict) else []:
+            metrics = c.get("metrics") if isinstance(c, dict) else None
+            if isinstance(metrics, dict) and isinstance(metrics.get("rows"), list) and "rows" not in c:
+                c["rows"] = metrics.pop("rows")
+    return doc
+
+
+def check_entry(entry: dict[str, Any]) -> str:
+    """"" if ``entry`` is a check's result the reader admits, else what is wrong."""
+    try:
+        CheckResult.model_validate(entry)
+    except ValidationError as exc:
+        return describe(exc)
+    return ""
+
+
 def check(doc: Any, where: str) -> dict[str, Any]:
     """``doc`` (parsed JSON) if it is a results document this farm can read;
     else ResultsError with one line: the file and what is wrong."""
+    if isinstance(doc, dict):
+        upgrade(doc)
     if not isinstance(doc, dict) or "cells" not in doc or "run_id" not in doc:
         raise ResultsError(f"{where}: not a foliofarm results.json (no run_id and cells)")
     version = doc.get("schema_version", SCHEMA_VERSION)

@@ -11,6 +11,10 @@ sys.path.insert(0, str(ROOT))
 DATA = Path(__file__).resolve().parent / "data"
 STARTED = time.monotonic()
 
+# Every results.json a test run writes is read back through the reader's schema
+# as it is written (foliofarm/results.py), subprocesses of the CLI included.
+os.environ.setdefault("FOLIOFARM_CHECK_RESULTS", "1")
+
 # CI gives a cold `make test` 90 minutes, including host set-up before pytest starts;
 # a gated test may start with this much used and still run ~20 minutes.
 BUDGET_S = float(os.environ.get("FOLIOFARM_TEST_BUDGET_S", 70 * 60))

@@ -56,7 +56,7 @@ def test_full_matrix_meets_expectations(matrix_run):
             assert m["pte_cont_pct"] == 0
         # the tree's tools/mm/thpmaps reads the same mapping as the farm does
         tm = by["thpmaps"]["metrics"]
-        assert tm["rows"] and tm["disagreements"] == 0, (cell["id"], by["thpmaps"]["reason"])
+        assert by["thpmaps"].get("rows") and tm["disagreements"] == 0, (cell["id"], by["thpmaps"]["reason"])
         # every check of the catalogue states 7.3's behaviour: all must pass
         for name, c in by.items():
             assert c["outcome"] == "pass", (cell["id"], name, c["reason"])

@@ -28,7 +28,7 @@ def judge(text: str, page: str) -> checks.Outcome:
 
 
 def rows(outcome: checks.Outcome) -> dict[str, dict]:
-    return {r["counter"]: r for r in outcome.metrics["rows"]}
+    return {r["counter"]: r for r in outcome.rows}
 
 
 @pytest.mark.parametrize("page", list(CELLS))

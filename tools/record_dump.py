@@ -39,7 +39,8 @@ def main() -> int:
     o = checks.evaluate(checks.catalogue()[check], out.read_text(), args.kernel, page, fs)
     out.with_suffix(".json").write_text(json.dumps(
         {"check": check, "kernel": args.kernel, "page_size": page, "fs": fs,
-         "outcome": o.outcome, "reason": o.reason, "metrics": o.metrics}, indent=1) + "\n")
+         "outcome": o.outcome, "reason": o.reason, "metrics": o.metrics,
+         **({"rows": o.rows} if o.rows else {})}, indent=1) + "\n")
     print(f"{out}: {o.outcome} {o.reason}")
     return 0
 

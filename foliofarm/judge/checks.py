@@ -36,12 +36,15 @@ class Outcome:
     reason: str = ""
     metrics: dict[str, Any] = field(default_factory=dict)
     subtests: list[dict[str, Any]] = field(default_factory=list)   # a selftests run's tests
+    rows: list[dict[str, Any]] = field(default_factory=list)       # a cross-check's rows
 
     def as_dict(self) -> dict[str, Any]:
         d = {"name": self.name, "outcome": self.outcome, "reason": self.reason,
              "metrics": self.metrics}
         if self.subtests:
             d["subtests"] = self.subtests
+        if self.rows:
+            d["rows"] = self.rows
         return d
 
 
@@ -199,7 +202,9 @@ def exec_text_metrics(dump: smaps.Dump, check: Check, row: dict[str, Any] | None
     return out
 
 
-def thpmaps_metrics(dump: smaps.Dump, check: Check, row: dict[str, Any] | None) -> dict[str, Any]:
+def thpmaps_metrics(dump: smaps.Dump, check: Check, row: dict[str, Any] | None
+                    ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The cross-check's figures, and its rows (a field of their own, not figures)."""
     page = next(p for p in matrix.page_sizes().values() if p.bytes == dump.page_size)
     return thpmaps.metrics(dump, page.cont_pte_pages)
 
@@ -353,7 +358,9 @@ def ra_window_metrics(dump: smaps.Dump, check: Check, row: dict[str, Any] | None
     return out
 
 
-METRICS: dict[str, Callable[[smaps.Dump, Check, dict[str, Any] | None], dict[str, Any]]] = {
+# A check's figures from its dump; a cross-check also gives its rows.
+Measured = Any   # dict[str, Any] | tuple[dict[str, Any], list[dict[str, Any]]]
+METRICS: dict[str, Callable[[smaps.Dump, Check, dict[str, Any] | None], Measured]] = {
     "exec-text": exec_text_metrics,
     "mmap-miss": mmap_miss_metrics,
     "force-thp-ra": force_thp_metrics,
@@ -372,7 +379,8 @@ def evaluate(check: Check, dump_text: str, kernel: str, page: str, fs: str) -> O
     try:
         dump = smaps.parse_dump(dump_text)
         row = expectation_for(check.name, kernel, page, fs)
-        metrics = METRICS[check.name](dump, check, row)
+        measured = METRICS[check.name](dump, check, row)
+        metrics, rows = measured if isinstance(measured, tuple) else (measured, [])
     except (smaps.DumpError, KeyError, StopIteration, ValueError, TypeError, ArithmeticError,
             IndexError) as exc:
         # a damaged dump (a figure that is not a number, a record cut short):
@@ -383,7 +391,9 @@ def evaluate(check: Check, dump_text: str, kernel: str, page: str, fs: str) -> O
                        f"{metrics['probe_mismatches']} pages: measurement not trusted", metrics)
     if "mapped_pages" in metrics and metrics["mapped_pages"] == 0:
         return Outcome(check.name, "error", "nothing mapped: the guest program touched no page", metrics)
-    return judge(check.name, metrics, kernel, page, fs)
+    outcome = judge(check.name, metrics, kernel, page, fs)
+    outcome.rows = rows
+    return outcome
 
 
 def evaluate_tests(check: Check, m: dict[str, Any], kernel: str, page: str, fs: str) -> Outcome:
@@ -440,5 +450,5 @@ def judge_measurement(check: Check, m: dict[str, Any], kernel: str, page: str, f
             reason += f"; also: {outcome.reason}"
         elif kind == "crash":
             reason = f"{outcome.reason}; {trouble}"
-        outcome = Outcome(check.name, "fail", reason, outcome.metrics, outcome.subtests)
+        outcome = Outcome(check.name, "fail", reason, outcome.metrics, outcome.subtests, outcome.rows)
     return outcome

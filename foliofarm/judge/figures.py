@@ -3,12 +3,25 @@ noise between two boots of the same kernel, and how a move from base to series
 is judged: `changed` beyond the noise, `regression` when it moves the wrong way
 beyond the tolerance the expectations data declares for it.
 
+Every figure has a kind, and only behaviour is judged:
+- behaviour: what the kernel did (folio sizes, readahead windows, counts of
+  its own tests' results). Judged base against series.
+- timing: how long something took under TCG (guest_seconds, any "*_seconds").
+  It moves with the host's load, not with the kernel: shown, never judged.
+- input: what the guest program was asked to do (touches, the seed).
+- summary: a count over parts that are judged one by one (a selftests run's
+  pass/fail counts: each test has a verdict of its own).
+
 The declarations live beside the bounds, in tests/vmtests/expectations/<check>.toml:
 
     [figures.aligned_pct]
     better = "higher"          # "higher", "lower" or "exact" (any move is wrong)
     tolerance = 0.5            # in the figure's own unit
     guards = "mm/filemap.c do_sync_mmap_readahead(): exec text read in exec_folio_order() folios"
+
+    [figures.thpmaps_seconds]
+    kind = "timing"
+    guards = "how long tools/mm/thpmaps ran in the guest"
 """
 
 from __future__ import annotations
@@ -21,9 +34,13 @@ from typing import Any
 from foliofarm import datafiles
 from foliofarm.paths import VMTESTS
 
-# Not figures of the kernel's behaviour: how long the guest took, what was asked.
-NOT_FIGURES = {"guest_seconds", "transfer_seconds", "folio_kb", "touches", "read_ahead_kb", "seed", "ra_pages",
-               "exec_folio_pages"}
+KINDS = ("behaviour", "timing", "input", "summary")
+# Figures of every check, or of several, that are not the kernel's behaviour:
+# the farm adds the guest's times to every result; the rest are what the guest
+# programs are asked to do. A check declares its own in its expectations.
+COMMON_KINDS = {"guest_seconds": "timing", "transfer_seconds": "timing",
+                "folio_kb": "input", "touches": "input", "read_ahead_kb": "input", "seed": "input",
+                "ra_pages": "input", "exec_folio_pages": "input"}
 BETTER = ("higher", "lower", "exact")
 
 
@@ -44,6 +61,8 @@ def specs(check: str) -> tuple[Spec, ...]:
     table = datafiles.load(path, datafiles.ExpectationsFile).get("figures", {})
     out = []
     for name, row in table.items():
+        if row.get("kind", "behaviour") != "behaviour":
+            continue          # shown, never judged (kind_of)
         if row.get("better") not in BETTER:
             raise ValueError(f"{path}: figures.{name}.better must be one of {', '.join(BETTER)}")
         if not row.get("guards"):
@@ -53,6 +72,32 @@ def specs(check: str) -> tuple[Spec, ...]:
     return tuple(out)
 
 
+@cache
+def declared_kinds(check: str) -> tuple[tuple[str, str], ...]:
+    """(pattern, kind) of the figures ``check`` declares other than behaviour."""
+    path = VMTESTS / "expectations" / f"{check}.toml"
+    if not path.is_file():
+        return ()
+    table = datafiles.load(path, datafiles.ExpectationsFile).get("figures", {})
+    return tuple((name, row["kind"]) for name, row in table.items()
+                 if row.get("kind", "behaviour") != "behaviour")
+
+
+def kind_of(check: str | None, figure: str) -> str:
+    """A figure's kind (see above) by its top-level name: declared by the
+    check, common to checks, or timing by its name (anything in seconds,
+    whoever adds it); else behaviour."""
+    top = figure.split(".")[0].split("[")[0]
+    for pattern, kind in declared_kinds(check) if check else ():
+        if fnmatch.fnmatchcase(top, pattern):
+            return kind
+    if top in COMMON_KINDS:
+        return COMMON_KINDS[top]
+    if top == "seconds" or top.endswith("_seconds"):
+        return "timing"
+    return "behaviour"
+
+
 def spec_for(check: str, figure: str) -> Spec | None:
     for s in specs(check):
         if fnmatch.fnmatchcase(figure, s.pattern):
@@ -60,9 +105,10 @@ def spec_for(check: str, figure: str) -> Spec | None:
     return None
 
 
-def flatten(metrics: dict[str, Any]) -> dict[str, float | int | None]:
-    """One name per number: nested histograms as "folio_kb_hist.64", lists as
-    "brought_kb_per_touch[3]". Strings and timing are not figures."""
+def flatten(metrics: dict[str, Any], check: str | None = None) -> dict[str, float | int | None]:
+    """One name per number of the kernel's behaviour: nested histograms as
+    "folio_kb_hist.64", lists as "brought_kb_per_touch[3]". Strings are not
+    figures, nor is what kind_of says is timing, input or a summary."""
     out: dict[str, float | int | None] = {}
 
     def put(name: str, v: Any) -> None:
@@ -78,15 +124,15 @@ def flatten(metrics: dict[str, Any]) -> dict[str, float | int | None]:
                 put(f"{name}[{i}]", x)
 
     for k, v in metrics.items():
-        if k not in NOT_FIGURES:
+        if kind_of(check, k) == "behaviour":
             put(k, v)
     return out
 
 
-def noise(a: dict[str, Any], b: dict[str, Any]) -> dict[str, float]:
+def noise(a: dict[str, Any], b: dict[str, Any], check: str | None = None) -> dict[str, float]:
     """How far each figure moved between two measurements of the same kernel
     (a figure present in only one, or None in one, moved by infinity)."""
-    fa, fb = flatten(a), flatten(b)
+    fa, fb = flatten(a, check), flatten(b, check)
     out: dict[str, float] = {}
     for k in sorted(set(fa) | set(fb)):
         x, y = fa.get(k), fb.get(k)
@@ -103,8 +149,9 @@ def compare(check: str, base: dict[str, Any], series: dict[str, Any],
             noise_of: dict[str, float] | None) -> list[dict[str, Any]]:
     """Every figure that moved from base to series beyond its noise, each with
     base, series, delta, noise, and "regression" when it moved the wrong way
-    beyond its declared tolerance. Without measured noise, any move counts."""
-    fa, fb = flatten(base), flatten(series)
+    beyond its declared tolerance. Without measured noise, any move counts.
+    Only behaviour is compared: timing, inputs and summaries never move a verdict."""
+    fa, fb = flatten(base, check), flatten(series, check)
     out = []
     for k in sorted(set(fa) | set(fb), key=_natural):
         x, y = fa.get(k), fb.get(k)

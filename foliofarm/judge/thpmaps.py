@@ -128,9 +128,10 @@ def compare(fig: smaps.Figures, stats: dict[str, int], cont_kb: int) -> list[Row
     return rows
 
 
-def metrics(dump: smaps.Dump, cont_pte_pages: int) -> dict[str, Any]:
-    """The cross-check of the dump's "text" mapping: its rows, the number of
-    disagreements (rows that differ with no reason by design) and thpmaps' run."""
+def metrics(dump: smaps.Dump, cont_pte_pages: int) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The cross-check of the dump's "text" mapping: its figures (the number of
+    disagreements, rows that differ with no reason by design; how long thpmaps
+    ran) and its rows."""
     hook = (dump.records.get("hook") or [{}])[-1]
     run = (dump.records.get("thpmaps") or [{}])[-1]
     lines = dump.tool_output.get("thpmaps", [])
@@ -145,11 +146,10 @@ def metrics(dump: smaps.Dump, cont_pte_pages: int) -> dict[str, Any]:
     out: dict[str, Any] = {
         "disagreements": sum(1 for r in rows if not r.agrees and not r.note),
         "explained_differences": sum(1 for r in rows if not r.agrees and r.note),
-        "rows": [r.as_dict() for r in rows],
         "mapped_pages": fig.mapped_pages,
         "folio_kb_hist": {str(k): v for k, v in fig.folio_kb_hist.items()},
         "probe_mismatches": fig.probe_mismatches,
     }
     if "seconds" in run:
         out["thpmaps_seconds"] = float(run["seconds"])
-    return out
+    return out, [r.as_dict() for r in rows]

@@ -173,7 +173,7 @@ def crosscheck_tables(doc: dict[str, Any], name: str) -> list[Block]:
     by = _by_cell(doc)
     for p, f, side, k in columns(doc):
         r = by.get((k, p, f), {}).get(name)
-        rows = (r or {}).get("metrics", {}).get("rows")
+        rows = (r or {}).get("rows")
         if not rows:
             continue
         shown = [x for x in rows if x.get("farm_kb") or x.get("thpmaps_kb") or not x.get("agrees")]
