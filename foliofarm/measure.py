@@ -23,7 +23,7 @@ from foliofarm.kernel.build import Artifacts
 from foliofarm.guest import ktap
 from foliofarm.guest.qemu import OUTBOX_BYTES, SELFTESTS, SWAP, THPMAPS, Machine
 from foliofarm.guest.session import BootPlan, check_timeout, run_boots
-from foliofarm.judge import figures
+from foliofarm.judge import compare, figures
 from foliofarm.judge.checks import Check, Outcome, judge_measurement
 from foliofarm.matrix import Cell
 from foliofarm.results import ResultsWriter
@@ -423,9 +423,12 @@ def record_noise(ctx: Context, k: Kernel, first: dict[str, Any], repeat: dict[st
             a, b = first.get(f"{cell.fs.name}/{chk.name}"), repeat.get(f"{cell.fs.name}/{chk.name}")
             if not a or not b:
                 continue
-            ma = judge_measurement(chk, a, k.kernel_xy, cell.page.name, cell.fs.name).metrics
-            mb = judge_measurement(chk, b, k.kernel_xy, cell.page.name, cell.fs.name).metrics
-            found.setdefault(key, {})[chk.name] = figures.noise(ma, mb, chk.name)
+            oa = judge_measurement(chk, a, k.kernel_xy, cell.page.name, cell.fs.name)
+            ob = judge_measurement(chk, b, k.kernel_xy, cell.page.name, cell.fs.name)
+            n = figures.noise(oa.metrics, ob.metrics, chk.name)
+            if oa.subtests or ob.subtests:     # a selftests run: each test's count of results
+                n.update(figures.noise(compare.test_counts(oa.subtests), compare.test_counts(ob.subtests)))
+            found.setdefault(key, {})[chk.name] = n
     with ctx.writer.lock:
         noise = ctx.writer.doc.setdefault("noise", {})
         for key, per_check in found.items():

@@ -130,17 +130,21 @@ def cell(kernel, subtests, outcome="fail"):
 def test_verdict_per_test_base_against_series():
     """A test that newly fails, or fails in more of its own results, is a
     regression (and so is the check); one that passes again is fixed; a
-    change in the count of its passing results is changed."""
+    change in how many results a test reported is changed; a result moving
+    between pass and skip is not news (it follows what the guest could
+    allocate)."""
     base = [{"name": "cow", "outcome": "xfail", "inner": {"pass": 10, "fail": 1, "skip": 0},
              "failed": ["a"]},
             {"name": "rmap", "outcome": "pass"},
             {"name": "merge", "outcome": "fail", "inner": {"pass": 5, "fail": 1, "skip": 0}},
-            {"name": "khugepaged", "outcome": "pass", "inner": {"pass": 7, "fail": 0, "skip": 0}}]
+            {"name": "khugepaged", "outcome": "pass", "inner": {"pass": 7, "fail": 0, "skip": 0}},
+            {"name": "gup_test", "outcome": "pass", "inner": {"pass": 7, "fail": 0, "skip": 0}}]
     series = [{"name": "cow", "outcome": "xfail", "inner": {"pass": 9, "fail": 2, "skip": 0},
                "failed": ["a", "b"]},
               {"name": "rmap", "outcome": "pass"},
               {"name": "merge", "outcome": "pass", "inner": {"pass": 6, "fail": 0, "skip": 0}},
-              {"name": "khugepaged", "outcome": "pass", "inner": {"pass": 6, "fail": 0, "skip": 1}}]
+              {"name": "khugepaged", "outcome": "pass", "inner": {"pass": 6, "fail": 0, "skip": 1}},
+              {"name": "gup_test", "outcome": "pass", "inner": {"pass": 8, "fail": 0, "skip": 0}}]
     doc = {"sides": {"base": {"kernel": "7.3"}, "series": {"kernel": "7.3+s"}},
            "cells": [cell("7.3", base), cell("7.3+s", series)]}
     rows = {r["check"]: r for r in compare.verdicts(doc)}
@@ -148,10 +152,54 @@ def test_verdict_per_test_base_against_series():
     assert "newly failing: b" in rows["mm-selftests: cow"]["series_reason"]
     assert rows["mm-selftests: rmap"]["verdict"] == "pass"
     assert rows["mm-selftests: merge"]["verdict"] == "fixed"
-    assert rows["mm-selftests: khugepaged"]["verdict"] == "changed"
+    assert rows["mm-selftests: khugepaged"]["verdict"] == "pass"
+    assert compare.quiet_subtest(rows["mm-selftests: khugepaged"])
+    assert rows["mm-selftests: gup_test"]["verdict"] == "changed"
+    assert [f["metric"] for f in rows["mm-selftests: gup_test"]["changed"]] == ["results"]
     assert rows["mm-selftests"]["verdict"] == "regression"
     assert compare.quiet_subtest(rows["mm-selftests: rmap"])
     assert not compare.quiet_subtest(rows["mm-selftests: cow"])
+
+
+def test_a_count_that_moved_between_clean_boots_is_noise():
+    """A test's count of results judged against the noise the base's two boots
+    measured for it: within it, no news."""
+    base = [{"name": "gup_test", "outcome": "pass", "inner": {"pass": 7, "fail": 0, "skip": 0}}]
+    series = [{"name": "gup_test", "outcome": "pass", "inner": {"pass": 8, "fail": 0, "skip": 0}}]
+    doc = {"sides": {"base": {"kernel": "7.3"}, "series": {"kernel": "7.3+s"}},
+           "cells": [cell("7.3", base, "pass"), cell("7.3+s", series, "pass")],
+           "noise": {"16k-xfs": {"mm-selftests": {"results:gup_test": 1.0}}}}
+    rows = {r["check"]: r for r in compare.verdicts(doc)}
+    assert rows["mm-selftests: gup_test"]["verdict"] == "pass"
+    assert rows["mm-selftests"]["verdict"] == "pass"
+
+
+def test_a_known_failure_that_bails_out_elsewhere_is_no_news():
+    """pagemap_ioctl on 64K bails out (a known failure): where it stops, how
+    many of its results pass before it, and the results it never printed are
+    no news; a result that fails with a line of its own is."""
+    def t(passed, stop, failed=()):
+        missing = [f"(no result #{i})" for i in range(stop + 1, 120)]
+        return [{"name": "pagemap_ioctl", "outcome": "xfail",
+                 "inner": {"pass": passed, "fail": len(missing) + len(failed), "skip": stop - passed},
+                 "failed": [*failed, *missing][:40]},
+                {"name": "khugepaged", "outcome": "xfail", "flaky": True,
+                 "inner": {"pass": 18, "fail": 8, "skip": 0}, "failed": ["(no result #19)"]}]
+    flaky_passed = [{"name": "khugepaged", "outcome": "pass", "inner": {"pass": 26, "fail": 0, "skip": 0}}]
+
+    def judged(base, series):
+        doc = {"sides": {"base": {"kernel": "7.3"}, "series": {"kernel": "7.3+s"}},
+               "cells": [cell("7.3", base, "pass"), cell("7.3+s", series, "pass")]}
+        return {r["check"]: r for r in compare.verdicts(doc)}
+
+    rows = judged(t(71, 83), t(70, 80)[:1] + flaky_passed)
+    assert rows["mm-selftests: pagemap_ioctl"]["verdict"] == "xfail"
+    assert compare.quiet_subtest(rows["mm-selftests: pagemap_ioctl"])
+    assert rows["mm-selftests: khugepaged"]["verdict"] == "pass"
+    assert rows["mm-selftests"]["verdict"] == "pass"
+    rows = judged(t(71, 83), t(70, 83, failed=["Anon memory testing: only middle page dirty"]))
+    assert rows["mm-selftests: pagemap_ioctl"]["verdict"] == "regression"
+    assert rows["mm-selftests"]["verdict"] == "regression"
 
 
 

@@ -116,12 +116,15 @@ def verdicts(doc: dict[str, Any]) -> list[dict[str, Any]]:
                 v = "regression"      # a figure moved the wrong way beyond its tolerance
             elif v == "pass" and moved:
                 v = "changed"         # a figure moved beyond the base's noise
-            subs = subtest_rows(page, fs, name, b, n) if page not in broken else []
+            subs = subtest_rows(page, fs, name, b, n, noise.get(f"{page}-{fs}", {}).get(name)) \
+                if page not in broken else []
             if v in ("pass", "fail", "xfail", "changed", "fixed") and \
                     any(r["verdict"] == "regression" for r in subs):
                 v = "regression"      # a test of the run regressed
             elif v in ("pass", "fail", "xfail") and any(r["verdict"] == "fixed" for r in subs):
                 v = "fixed"
+            elif v == "pass" and any(r["verdict"] == "changed" for r in subs):
+                v = "changed"         # a test reported a different number of results
             rows.append({"page_size": page, "fs": fs, "check": name, "verdict": v,
                          "base": b and b["outcome"], "series": n and n["outcome"],
                          "base_reason": (b or {}).get("reason", ""),
@@ -131,13 +134,42 @@ def verdicts(doc: dict[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
+def results_of(t: dict[str, Any] | None) -> int | None:
+    """How many of its own results a test reported (its plan, where a bail-out
+    or a crash left some without a line): the stable part of its count."""
+    inner = (t or {}).get("inner")
+    return sum(inner.values()) if inner else None
+
+
+def test_counts(subtests: list[dict[str, Any]]) -> dict[str, int]:
+    """Per test of a selftests run, the figure its noise is measured on
+    (measure.record_noise), keyed as subtest_rows reads it."""
+    return {f"results:{t['name']}": n for t in subtests if (n := results_of(t)) is not None}
+
+
+def _missing(name: str) -> bool:
+    """A placeholder for a result the test never printed (guest/ktap.py)."""
+    return name.startswith("(no result #")
+
+
 def subtest_rows(page: str, fs: str, check: str, b: dict[str, Any] | None,
-                 n: dict[str, Any] | None) -> list[dict[str, Any]]:
-    """Per test of a selftests run on both sides: the verdict of its two
-    outcomes, made a regression where a test that fails on both sides fails
-    in more of its own results on the series side (a new failure inside a
-    test that already failed), and "changed" where the count of its own
-    passing results moved. Rows are named "check: test"."""
+                 n: dict[str, Any] | None, noise_of: dict[str, float] | None = None
+                 ) -> list[dict[str, Any]]:
+    """Per test of a selftests run on both sides, judged by what is stable in it:
+    - its outcome (pass, fail, the known failure, skip) base against series; a
+      flaky test passing on one side and failing the known way on the other is
+      no news;
+    - each of its own results that newly fails on the series side: a regression
+      where the test fails on both sides (a new failure inside a failing test).
+      Inside a known failure, results the test never reached (after a bail-out
+      whose point varies from boot to boot) are not judged, only results that
+      failed with a line of their own;
+    - how many results it reported (its plan): "changed" where that moved
+      beyond its noise, in a test that is neither known nor flaky.
+    Not judged, only shown: how many of its results passed. The split between
+    passing and skipped results follows what the guest could allocate at that
+    moment (a THP, a hugetlb page) and moves between clean boots of the same
+    kernel (cow: 662 to 664 of 664 on 4K). Rows are named "check: test"."""
     bs = {t["name"]: t for t in (b or {}).get("subtests", [])}
     ns = {t["name"]: t for t in (n or {}).get("subtests", [])}
     if not bs and not ns:
@@ -148,22 +180,33 @@ def subtest_rows(page: str, fs: str, check: str, b: dict[str, Any] | None,
         # a test one side never reached (its run ended early) is incomplete there
         v = verdict(bt and bt["outcome"], nt and nt["outcome"])
         bi, ni = (bt or {}).get("inner", {}), (nt or {}).get("inner", {})
-        new_failures = sorted(set((nt or {}).get("failed", [])) - set((bt or {}).get("failed", [])))
-        gone = sorted(set((bt or {}).get("failed", [])) - set((nt or {}).get("failed", [])))
-        changed: list[dict[str, Any]] = []
+        outcomes = {(bt or {}).get("outcome"), (nt or {}).get("outcome")}
+        known = bool(outcomes & {"xfail", "xpass"})
         flaky = bool((bt or {}).get("flaky") or (nt or {}).get("flaky"))
-        if flaky and {(bt or {}).get("outcome"), (nt or {}).get("outcome")} <= {"pass", "xfail"}:
+        base_failed = set((bt or {}).get("failed", []))
+        new_failures = [f for f in (nt or {}).get("failed", [])
+                        if f not in base_failed and not (known and _missing(f))]
+        gone = sorted(base_failed - set((nt or {}).get("failed", [])))
+        changed: list[dict[str, Any]] = []
+        if flaky and outcomes <= {"pass", "xfail"}:
             v = "pass"        # a known flaky test, passing on one side and failing the known way on the other
         elif v in ("fail", "xfail") and new_failures:
             v = "regression"
         elif v in ("fail", "xfail") and gone and not new_failures:
             v = "fixed"
-        if bi.get("pass") != ni.get("pass") and bt and nt and not flaky:
-            changed.append({"metric": "inner_pass", "base": bi.get("pass"), "series": ni.get("pass"),
-                            "delta": _delta(bi.get("pass"), ni.get("pass")),
-                            "regression": False})
+        rb, rn = results_of(bt), results_of(nt)
+        noise = (noise_of or {}).get(f"results:{name}", 0.0)
+        if (rb is not None and rn is not None and rb != rn and not known and not flaky
+                and abs(rn - rb) > noise):
+            changed.append({"metric": "results", "base": rb, "series": rn, "delta": rn - rb,
+                            "noise": None if noise == float("inf") else noise, "regression": False})
             if v == "pass":
                 v = "changed"
+        figures = []
+        if bi or ni:
+            figures = [{"metric": "results", "base": rb, "series": rn, "delta": _delta(rb, rn)},
+                       {"metric": "inner_pass", "base": bi.get("pass"), "series": ni.get("pass"),
+                        "delta": _delta(bi.get("pass"), ni.get("pass"))}]
         rows.append({"page_size": page, "fs": fs, "check": f"{check}: {name}", "verdict": v,
                      "subtest_of": check,
                      "base": bt and bt["outcome"], "series": nt and nt["outcome"],
@@ -171,10 +214,7 @@ def subtest_rows(page: str, fs: str, check: str, b: dict[str, Any] | None,
                      "series_reason": ((nt or {}).get("reason", "")
                                        + (f"; newly failing: {', '.join(new_failures[:5])}"
                                           if new_failures else "")).lstrip("; "),
-                     "figures": [{"metric": "inner_pass", "base": bi.get("pass"),
-                                  "series": ni.get("pass"),
-                                  "delta": _delta(bi.get("pass"), ni.get("pass"))}] if bi or ni else [],
-                     "changed": changed})
+                     "figures": figures, "changed": changed})
     return rows
 
 
