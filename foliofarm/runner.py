@@ -16,7 +16,7 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from foliofarm import (hosttools, images, matrix, measure, plan, pyroot, report, repro, rootfs, selftests,
+from foliofarm import (hosttools, images, matrix, measure, plan, pyroot, report, repro, rootfs, selftests, series,
                        summary)
 from foliofarm.intake import source
 from foliofarm.kernel.build import Artifacts, Builder, extra_fragment
@@ -180,14 +180,25 @@ class Run:
         builder = Builder(self.cache, jobs=o.jobs, extra=extra_fragment(self.cache, o.extra_config))
         cells = [f"{p.name}-{f.name}" for p in o.page_sizes for f in o.filesystems
                  if o.cells is None or f"{p.name}-{f.name}" in o.cells]
+        if o.series:
+            for line in series.describe_read(series.load(o.series, None if tree is None or
+                                                         o.kernel.startswith("debian:") else tree.tree)):
+                say(line, markup=False, highlight=False)
+        base_built = {}
+        for page in o.page_sizes:
+            base_built[page.name] = bool(tree is not None and tree.versioned and not tree.ref
+                                         and builder.is_cached(tree, page, o.variant))
         for side, what in sides:
             for page in o.page_sizes:
                 n = sum(c.startswith(f"{page.name}-") for c in cells)
                 if side == "series" and o.series:
-                    build = "would build (base + series)"
-                elif tree is not None and tree.versioned and not tree.ref and \
-                        builder.is_cached(tree, page, o.variant):
-                    build = "cached"
+                    build = ("would build base + series over the base's build directory (only what "
+                             "the series touches recompiles)" if base_built[page.name]
+                             else "would build base + series after the base")
+                elif side == "series":
+                    build = "would build, or cached"
+                elif base_built[page.name]:
+                    build = "already built (cached)"
                 else:
                     build = "would build"
                 say(f"{side or 'run'} {what} {page.name}: kernel {build}; {n} cell(s), one boot each"

@@ -61,6 +61,7 @@ class CheckResult(_Part):
     excerpt: str = ""
     subtests: list[Subtest] = []
     rows: list[CrossCheckRow] = []
+    boot_failed: bool = False     # the kernel died or hung while booting: nothing measured
 
 
 class CellResult(_Part):

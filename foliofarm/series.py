@@ -66,6 +66,21 @@ class Series:
         return what + (f" ({self.cover})" if self.cover else "")
 
 
+def describe_read(ser: Series) -> list[str]:
+    """The series as intake read it, for --dry-run: each patch in the order it
+    will be applied with the files it touches, what was left out and why, and
+    the base-commit it names."""
+    out = [f"series: {ser.describe()}"]
+    for p in ser.patches:
+        files = [*p.files, *(f"{f} (new)" for f in p.new_files)]
+        shown = ", ".join(files[:4]) + (f" and {len(files) - 4} more" if len(files) > 4 else "")
+        out.append(f"  {p.number}/{len(ser.patches)} {p.subject} (touches {shown or 'no file'})")
+    out += [f"  left out: {n}" for n in ser.notes]
+    out.append(f"  base-commit: {ser.base_commit}" if ser.base_commit
+               else "  base-commit: none given (the series is applied on the kernel under test)")
+    return out
+
+
 def strip_prefix(subject: str) -> str:
     """`[PATCH v2 3/7] mm: foo` -> `mm: foo`."""
     return re.sub(r"^(\[[^\]]*\]\s*)+", "", subject).strip()
@@ -89,6 +104,11 @@ def _patches(messages: list[tuple[str, bytes]], origin: str
     thread = mail.series_of([mail.read(raw, name) for name, raw in messages], origin)
     patches = []
     for k, m in enumerate(thread.patches, 1):
+        # known now, with no tree: minutes before `git am` would say it
+        if trouble := mail.diff_trouble(m):
+            raise UsageError(f"patch {k}/{len(thread.patches)} {m.title or m.name!r} ({m.name}) "
+                             f"in {origin} has no diff git can apply: {trouble}. Fix the patch "
+                             "(re-export it with `git format-patch` or `b4 am`)")
         files, new = m.files()
         patches.append(Patch(k, m.title or m.name, m.name, m.raw, files, new))
     return patches, thread.cover.title if thread.cover else None, thread.base_commit, thread.notes

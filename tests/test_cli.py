@@ -140,3 +140,53 @@ def test_dry_run_says_what_it_would_do_and_does_nothing(capsys, tmp_path):
     assert "16k" not in text.split("cells:")[0].split("kernel debian:7.3")[1]
     assert "2 vCPU(s)" in text and "CONFIG_KASAN=y" in text
     assert not (tmp_path / "r").exists()
+
+
+CORRUPT = """From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001
+From: A Developer <dev@example.org>
+Subject: [PATCH {n}/2] mm/filemap: {what}
+
+Words.
+---
+ mm/filemap.c | 1 +
+ 1 file changed, 1 insertion(+)
+
+diff --git a/mm/filemap.c b/mm/filemap.c
+{diff}
+--
+2.39.5
+
+"""
+GOOD_DIFF = "--- a/mm/filemap.c\n+++ b/mm/filemap.c\n@@ -1,3 +1,4 @@\n a\n+b\n c\n d\n"
+
+
+@pytest.mark.parametrize("diff,says", [
+    ("asdkjh qweqwe\nzzzz", "No valid patches in input"),       # a header, then garbage
+    ("", "No valid patches in input"),                          # a header and nothing else
+    ("--- a/mm/filemap.c\n+++ b/mm/filemap.c\n@@ -1,3 +1,4 @@\n a\n+b\ngarbage\n", "corrupt patch"),
+])
+def test_a_corrupt_patch_is_refused_at_intake_naming_it(tmp_path, capsys, diff, says):
+    """Known with no tree: refused before any download, in --dry-run too,
+    with the patch's number and subject."""
+    box = tmp_path / "s.mbox"
+    box.write_text(CORRUPT.format(n=1, what="fine", diff=GOOD_DIFF)
+                   + CORRUPT.format(n=2, what="broken", diff=diff))
+    for extra in ([], ["--dry-run"]):
+        assert main(["run", "--series", str(box), "--results", str(tmp_path / "r"), *extra]) == 2
+        err = capsys.readouterr().err
+        assert "patch 2/2 'mm/filemap: broken'" in err and says in err, err
+        assert not (tmp_path / "r").exists()
+
+
+def test_dry_run_shows_the_series_as_read(capsys, tmp_path):
+    box = tmp_path / "s.mbox"
+    box.write_text(CORRUPT.format(n=2, what="second", diff=GOOD_DIFF)
+                   + CORRUPT.format(n=1, what="first", diff=GOOD_DIFF)
+                   + CORRUPT.format(n=1, what="first", diff=GOOD_DIFF).replace("[PATCH 1/2]", "Re: [PATCH 1/2]"))
+    assert main(["run", "--dry-run", "--series", str(box), "--results", str(tmp_path / "r")]) == 0
+    out = capsys.readouterr()
+    text = " ".join((out.out + out.err).split())
+    assert "1/2 mm/filemap: first (touches mm/filemap.c) 2/2 mm/filemap: second" in text, text
+    assert "left out: 1 reply left out" in text
+    assert "base-commit: none given" in text
+    assert "would build base + series" in text

@@ -324,3 +324,67 @@ def test_a_killed_runs_results_get_their_verdicts_from_report(tmp_path):
     w.finish(complete=True)
     final = json.loads((tmp_path / "killed" / "results.json").read_text())
     assert [r["verdict"] for r in final["verdicts"]] == [r["verdict"] for r in d["verdicts"]]
+
+
+def test_a_timing_figure_never_makes_news():
+    """thpmaps_seconds, guest_seconds: how long the guest took under TCG is
+    shown beside the verdict, never judged."""
+    d, base, series = _pair("benign-4k", "exec-text")
+    series["metrics"]["guest_seconds"] = base["metrics"].get("guest_seconds", 1) + 9.5
+    series["metrics"]["thpmaps_seconds"] = 6.6
+    base["metrics"]["thpmaps_seconds"] = 9.35
+    series["metrics"]["transfer_seconds"] = 40.0
+    r = {(x["fs"], x["check"]): x for x in compare.verdicts(d)}[("xfs", "exec-text")]
+    assert r["verdict"] == "pass" and r["changed"] == []
+
+
+def test_every_figure_of_real_runs_has_a_kind_and_timing_is_never_behaviour():
+    """Audit over the figures real runs recorded (tests/data/dumps, results):
+    anything in seconds is timing, whatever check reports it."""
+    from foliofarm.judge import figures
+    names = set()
+    for p in sorted((DATA.parent / "dumps").glob("*.json")):
+        rec = json.loads(p.read_text())
+        names |= {(rec["check"], k) for k in rec["metrics"]}
+    for name in ("benign-4k", "neg-exec-text-4k", "no-build-4k"):
+        for cell in doc(name)["cells"]:
+            names |= {(c["name"], k) for c in cell["checks"] for k in c["metrics"]}
+    names |= {("thpmaps", "thpmaps_seconds"), ("mm-selftests", "guest_seconds")}
+    assert len(names) > 100
+    for check, name in names:
+        kind = figures.kind_of(check, name)
+        assert kind in figures.KINDS
+        if "second" in name or name.endswith("_s") or "time" in name:
+            assert kind == "timing", (check, name)
+    for name in ("pass", "inner_pass", "xfail", "skip"):
+        assert figures.kind_of("mm-selftests", name) == "summary"
+
+
+def _died(doc, kernel, page):
+    for cell in doc["cells"]:
+        if cell["kernel"] == kernel and cell["page_size"] == page:
+            for c in cell["checks"]:
+                c.update(outcome="fail", boot_failed=True, metrics={},
+                         reason="kernel hung or crashed: boot failed: guest died during 'boot' "
+                                "(QEMU exited, kernel panic): bug: kernel BUG at mm/filemap.c:1102!")
+
+
+def test_a_series_kernel_that_dies_booting_is_a_regression_quoting_it():
+    d = doc("benign-4k")
+    _died(d, d["sides"]["series"]["kernel"], "4k")
+    rows = [r for r in compare.verdicts(d) if not r.get("subtest_of")]
+    assert rows and {r["verdict"] for r in rows} == {"regression"}
+    assert all("kernel BUG at mm/filemap.c" in r["series_reason"] for r in rows)
+    d["verdicts"] = compare.verdicts(d)
+    assert compare.exit_code(d) == 1
+
+
+def test_both_kernels_dying_while_booting_is_an_error_not_the_series():
+    d = doc("benign-4k")
+    _died(d, d["sides"]["series"]["kernel"], "4k")
+    _died(d, d["sides"]["base"]["kernel"], "4k")
+    rows = [r for r in compare.verdicts(d) if not r.get("subtest_of")]
+    assert {r["verdict"] for r in rows} == {"error"}
+    assert all(r["series_reason"].startswith("both kernels died while booting") for r in rows)
+    d["verdicts"] = compare.verdicts(d)
+    assert compare.exit_code(d) == 3

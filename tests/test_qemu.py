@@ -45,3 +45,19 @@ def test_the_selftests_hugetlb_pages_are_reserved_on_the_command_line():
     assert boot_hugepages(st, 65536) == 1
     assert boot_hugepages(select("exec-text"), 65536) == 0
     assert "hugepages=8" in Machine(kernel="Image", initrd="initrd", extra_append="hugepages=8").append()
+
+
+def test_every_boot_has_an_early_console():
+    """A kernel that dies before its PL011 driver registers still says why."""
+    from foliofarm.guest.qemu import Machine
+    m = Machine(kernel=Path("/k"), initrd=Path("/i"))
+    assert m.append().split()[0] == "earlycon" and "console=ttyAMA0" in m.append().split()
+
+
+def test_last_words_of_a_kernel_that_died_booting():
+    from foliofarm.guest.session import last_words
+    assert last_words("a\nkernel BUG at mm/filemap.c:1102!\npanic", ["bug: kernel BUG at mm/filemap.c:1102!",
+                                                                      "panic: Kernel panic"]) \
+        == "bug: kernel BUG at mm/filemap.c:1102!"
+    assert last_words("Booting Linux\n  [    0.1] Unpacking initramfs  \n\n", []) == "[    0.1] Unpacking initramfs"
+    assert "printed nothing" in last_words("", [])

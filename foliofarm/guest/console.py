@@ -290,9 +290,13 @@ class GuestSession:
         excerpt = self._excerpt()
         if state == "eof":
             fatal = splat.is_fatal(self.splats)
+            how, host = self._qemu_exit()
+            # QEMU that exits on its own, status 0, did so because the guest
+            # reset or powered off (-no-reboot): the kernel's doing, panic
+            # line or not. Killed, or failing with its own error: the host's.
             raise GuestError(f"guest died during {what!r} (QEMU exited"
-                             f"{', kernel panic' if fatal else ''}{self._qemu_exit()})", excerpt,
-                             kernel_fault=fatal)
+                             f"{', kernel panic' if fatal else ''}{how})", excerpt,
+                             kernel_fault=fatal or not host)
         if hang_seen:
             stuck = next((s for s in reversed(self.splats)
                           if s.kind in ("soft-lockup", "hung-task", "rcu-stall")), None)
@@ -302,15 +306,21 @@ class GuestSession:
         raise GuestError(f"guest hung: {what!r} did not finish within "
                          f"{deadline.seconds:.0f}s", excerpt, kernel_fault=True)
 
-    def _qemu_exit(self) -> str:
-        """How QEMU ended, where something outside killed it: that is the
-        host's doing (an error, exit 3), never a verdict on the kernel."""
+    def _qemu_exit(self) -> tuple[str, bool]:
+        """How QEMU ended, and whether the host is to blame: killed by a signal
+        from outside, or exiting with an error of its own (it could not
+        start), is never a verdict on the kernel (an error, exit 3)."""
         try:
             self.child.close(force=False)
         except Exception:       # pexpect may refuse while the process lingers
-            return ""
+            return "", True
         sig = getattr(self.child, "signalstatus", None)
-        return f"; QEMU was killed by signal {sig}, not by the guest" if sig else ""
+        if sig:
+            return f"; QEMU was killed by signal {sig}, not by the guest", True
+        status = getattr(self.child, "exitstatus", None)
+        if status:
+            return f"; QEMU exited with status {status}", True
+        return "", status is None
 
     def _expect_status(self, deadline: Deadline, what: str) -> tuple[int, int]:
         """The exit status and the taint printed after the end marker."""

@@ -82,7 +82,11 @@ class Machine:
         # reported on the console within 10-30 s, inside the check's deadline
         # (soft lockup after 2 * watchdog_thresh; a task seen in D state on two
         # scans hung_task_timeout_secs apart).
-        args = ["console=ttyAMA0", "rdinit=/init", "loglevel=5", "panic=-1",
+        # earlycon: the UART named by the device tree's stdout-path prints from
+        # the first printk, as distributions' debug boots do. Without it, a
+        # kernel that dies before the PL011 driver registers its console (a
+        # BUG in pagecache_init(), say) leaves an empty console log.
+        args = ["earlycon", "console=ttyAMA0", "rdinit=/init", "loglevel=5", "panic=-1",
                 "hung_task_panic=0", "transparent_hugepage=madvise",
                 "watchdog_thresh=5", "sysctl.kernel.hung_task_timeout_secs=10"]
         if self.extra_append:

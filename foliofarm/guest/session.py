@@ -263,11 +263,13 @@ def run_boots(plan: BootPlan, on_measured: Measured, on_boot: Callable[[Boot], N
             yield boot
             # A kernel that panics or hangs while booting is a verdict on the
             # kernel ("crash"); one the farm could not start is an error.
+            reports = boot_reports(exc) if exc.kernel_fault else []
+            words = last_words(exc.excerpt, reports) if exc.kernel_fault else ""
             for cell, chk in pending:
                 on_measured(cell, chk, {"kind": "crash" if exc.kernel_fault else "error",
-                                        "reason": f"boot failed: {exc}", "excerpt": exc.excerpt,
-                                        "boot_failed": True,
-                                        "splats": [] if not exc.kernel_fault else boot_reports(exc)})
+                                        "reason": f"boot failed: {exc}" + (f": {words}" if words else ""),
+                                        "excerpt": exc.excerpt, "boot_failed": True,
+                                        "splats": reports})
             return
         on_boot(boot)
         yield boot
@@ -275,3 +277,12 @@ def run_boots(plan: BootPlan, on_measured: Measured, on_boot: Callable[[Boot], N
 
 def boot_reports(exc: GuestError) -> list[str]:
     return [f"{s.kind}: {s.line}" for s in splat.scan(exc.excerpt)]
+
+
+def last_words(excerpt: str, reports: list[str]) -> str:
+    """What a kernel that died while booting said last, in one line: its first
+    report (the BUG, not the panic that follows it), else its last line."""
+    if reports:
+        return reports[0]
+    lines = [ln.strip() for ln in excerpt.splitlines() if ln.strip()]
+    return lines[-1][:300] if lines else "it printed nothing (not even to the early console)"

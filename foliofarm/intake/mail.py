@@ -96,6 +96,19 @@ def _git(args: list[str], what: str, stdin: bytes | None = None) -> subprocess.C
         raise InfraError(f"git is not installed ({what}): install Debian's git") from None
 
 
+def diff_trouble(m: Mail) -> str:
+    """"" if the patch part of ``m`` is a diff git can apply somewhere: it
+    parses, names its files and its hunks are whole (`git apply --numstat
+    --summary`, which reads the diff alone, no tree needed); else git's words."""
+    p = _git(["apply", "--numstat", "--summary", "-"], "reading a diff", stdin=m.patch)
+    if p.returncode == 0 and p.stdout.strip():
+        return ""
+    said = [ln.removeprefix("error: ").removeprefix("fatal: ").strip()
+            for ln in p.stderr.decode(errors="replace").splitlines() if ln.strip()]
+    said = [re.sub(r"\s*\(allow with \"--allow-empty\"\)", "", s) for s in said]
+    return "; ".join(said[:3]) or "git apply found no change in it"
+
+
 def split(data: bytes, origin: str) -> list[bytes]:
     """The messages of an mbox (or one mail without an mbox From line), as
     `git mailsplit` cuts them."""

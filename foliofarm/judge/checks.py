@@ -37,6 +37,7 @@ class Outcome:
     metrics: dict[str, Any] = field(default_factory=dict)
     subtests: list[dict[str, Any]] = field(default_factory=list)   # a selftests run's tests
     rows: list[dict[str, Any]] = field(default_factory=list)       # a cross-check's rows
+    boot_failed: bool = False      # not measured: the kernel died or hung while booting
 
     def as_dict(self) -> dict[str, Any]:
         d = {"name": self.name, "outcome": self.outcome, "reason": self.reason,
@@ -45,6 +46,8 @@ class Outcome:
             d["subtests"] = self.subtests
         if self.rows:
             d["rows"] = self.rows
+        if self.boot_failed:
+            d["boot_failed"] = True
         return d
 
 
@@ -451,4 +454,5 @@ def judge_measurement(check: Check, m: dict[str, Any], kernel: str, page: str, f
         elif kind == "crash":
             reason = f"{outcome.reason}; {trouble}"
         outcome = Outcome(check.name, "fail", reason, outcome.metrics, outcome.subtests, outcome.rows)
+    outcome.boot_failed = bool(m.get("boot_failed"))
     return outcome

@@ -82,12 +82,15 @@ def verdicts(doc: dict[str, Any]) -> list[dict[str, Any]]:
     base_k, new_k = sides["base"]["kernel"], sides["series"]["kernel"]
     cells: dict[tuple[str, str, str], dict[str, Any]] = {}
     order: list[tuple[str, str]] = []
+    died: set[tuple[str, str, str]] = set()      # (kernel, page, fs) whose boot died
     for cell in doc["cells"]:
         key = (cell["page_size"], cell["fs"])
         if key not in order:
             order.append(key)
         for c in cell["checks"]:
             cells[(cell["kernel"], *key, c["name"])] = c
+            if c.get("boot_failed"):
+                died.add((cell["kernel"], *key))
     broken = broken_pages(doc, "series")
     names: list[str] = []
     for cell in doc["cells"]:
@@ -105,6 +108,11 @@ def verdicts(doc: dict[str, Any]) -> list[dict[str, Any]]:
             b = cells.get((base_k, page, fs, name))
             n = cells.get((new_k, page, fs, name))
             v = "build-broken" if page in broken else verdict(b and b["outcome"], n and n["outcome"])
+            both_died = (base_k, page, fs) in died and (new_k, page, fs) in died
+            if both_died and v != "build-broken":
+                # neither kernel booted: nothing to judge the series by, and
+                # nothing the series can be blamed for
+                v = "error"
             moved: list[dict[str, Any]] = []
             if b and n and v in ("pass", "fail", "xfail", "fixed", "regression"):
                 moved = figs.compare(name, b["metrics"], n["metrics"],
@@ -128,7 +136,8 @@ def verdicts(doc: dict[str, Any]) -> list[dict[str, Any]]:
             rows.append({"page_size": page, "fs": fs, "check": name, "verdict": v,
                          "base": b and b["outcome"], "series": n and n["outcome"],
                          "base_reason": (b or {}).get("reason", ""),
-                         "series_reason": (n or {}).get("reason", ""),
+                         "series_reason": ("both kernels died while booting; " if both_died else "")
+                         + (n or {}).get("reason", ""),
                          "figures": figures(name, b, n), "changed": moved})
             rows += subs
     return rows
