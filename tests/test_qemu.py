@@ -1,5 +1,7 @@
 """The guest's QEMU command line: NUMA nodes as the kernel must see them."""
 
+from pathlib import Path
+
 import pytest
 
 from foliofarm.errors import UsageError
