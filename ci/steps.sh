@@ -11,7 +11,8 @@
 # Environment: KERNEL (default debian:7.3), SERIES (an mbox or patch directory in
 # the checkout; empty: a plain run), EACH_COMMIT (non-empty: --each-commit),
 # FOLIOFARM_DEBIAN_MIRROR (the Debian archive, where the machine's apt sources
-# name none), RESULTS (default results), SHARD (default shard: where page copies
+# name none), FOLIOFARM_CI_CHECKS and FOLIOFARM_CI_SELFTESTS (--checks and
+# --mm-selftests: default every check, the default categories), RESULTS (default results), SHARD (default shard: where page copies
 # its results as real files for the CI server to keep), SHARDS and REPORT (default
 # shards and report: where report finds the shards and writes the merged report).
 set -eu
@@ -28,6 +29,7 @@ page)
 	if [ -n "${SERIES:-}" ]; then set -- "$@" --series "$SERIES"; fi
 	if [ -n "${EACH_COMMIT:-}" ]; then set -- "$@" --each-commit; fi
 	if [ -n "${FOLIOFARM_CI_CHECKS:-}" ]; then set -- "$@" --checks "$FOLIOFARM_CI_CHECKS"; fi
+	if [ -n "${FOLIOFARM_CI_SELFTESTS:-}" ]; then set -- "$@" --mm-selftests "$FOLIOFARM_CI_SELFTESTS"; fi
 	rc=0
 	.venv/bin/foliofarm run "$@" || rc=$?
 	# The results as real files (RESULTS/latest is a symlink an upload would skip).

@@ -123,13 +123,17 @@ def recovers(a: Attempt, work: Path, args: list[str] | None = None) -> bool:
 
 
 def kept_results(a: Attempt, p: Proc) -> bool:
-    """The killed run's results.json is readable, and says it is incomplete."""
+    """The killed run's results.json says it is incomplete, and `foliofarm
+    report` reads it (its verdicts judged from the cells it kept)."""
     doc = p.doc()
     if doc is None:
         # killed before its results folder was made: nothing to keep
         return a.note(not (p.results / "latest").exists(), "no results written yet, none half-written")
-    return a.note(doc.get("complete") is False,
-                  f"killed run's results.json readable, incomplete, {len(doc.get('cells', []))} cells kept")
+    rendered = subprocess.run([sys.executable, "-m", "foliofarm.report", str(p.results / "latest")],
+                              capture_output=True, text=True)
+    return a.note(doc.get("complete") is False and rendered.returncode == 0,
+                  f"killed run's results.json incomplete, {len(doc.get('cells', []))} cells kept, "
+                  f"`foliofarm report` exit {rendered.returncode} {rendered.stderr.strip()[-200:]}")
 
 
 def no_leftover_tmp(a: Attempt) -> bool:

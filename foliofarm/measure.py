@@ -358,16 +358,30 @@ def measure_kernel(ctx: Context, k: Kernel, reuse_base: bool, want_noise: bool) 
         if k.side == "series":
             confirm_moves(ctx, k)
         saved = new_saved(w.run_id, str(w.dir / "boots"), measured, earlier)
+        if clean:
+            ranges: dict[str, Any] = {}
+            if earlier is not None:      # what it replaces stays a sample of the noise
+                ranges = earlier.get("ranges") or {}
+                for sample in ([] if ranges else [earlier["measurements"], earlier.get("repeat")]):
+                    ranges = fold(ranges, sample_figures(ctx, k, sample)) if sample else ranges
+            saved["ranges"] = fold(ranges, sample_figures(ctx, k, measured))
     if want_noise and clean:
-        if "repeat" in saved:
-            ctx.log(f"{k.cells[0].page.name}: the noise of each figure from two boots: runs "
-                    f"{saved.get('run_id')} and {saved.get('repeat_run_id') or saved.get('run_id')}",
-                    None)
-        else:
+        if "repeat" not in saved:
             ctx.log(f"{k.cells[0].page.name}: measuring the base again for the noise of each figure",
                     None)
             saved["repeat"], clean = boot_and_measure(ctx, k, label="-repeat")
-        record_noise(ctx, k, saved["measurements"], saved["repeat"])
+            if clean:
+                saved["ranges"] = fold(saved.get("ranges") or {}, sample_figures(ctx, k, saved["repeat"]))
+        ranges = saved.get("ranges") or {}
+        if not ranges:     # saved by a farm that kept no ranges: its two samples
+            for sample in (saved["measurements"], saved["repeat"]):
+                ranges = fold(ranges, sample_figures(ctx, k, sample))
+            saved["ranges"] = ranges
+        n = min((r["samples"] for by in ranges.values() for r in by.values()), default=0)
+        ctx.log(f"{k.cells[0].page.name}: the noise of each figure from {n} clean boots of the base "
+                f"(runs {saved.get('run_id')} and {saved.get('repeat_run_id') or saved.get('run_id')}"
+                + (" and earlier" if n > 2 else "") + ")", None)
+        record_noise(ctx, ranges)
     if clean:   # only a clean boot's measurements can serve as a base later
         saved["sha256"] = _digest(saved)
         write_json(path, saved)
@@ -388,7 +402,10 @@ def new_saved(run_id: str, console_log: str, measured: dict[str, Any],
 
 
 def _digest(saved: dict[str, Any]) -> str:
-    return sha256_text(json.dumps([saved.get("measurements"), saved.get("repeat")], sort_keys=True))
+    parts = [saved.get("measurements"), saved.get("repeat")]
+    if "ranges" in saved:      # files of a farm that kept no ranges keep their digest
+        parts.append(saved["ranges"])
+    return sha256_text(json.dumps(parts, sort_keys=True))
 
 
 def load_saved(ctx: Context, path: Path, k: Kernel, quiet: bool = False) -> dict[str, Any] | None:
@@ -413,22 +430,62 @@ def load_saved(ctx: Context, path: Path, k: Kernel, quiet: bool = False) -> dict
     return saved
 
 
-def record_noise(ctx: Context, k: Kernel, first: dict[str, Any], repeat: dict[str, Any]) -> None:
-    """Per cell and check: how far each figure moved between two boots of the
-    same base (0 for every figure under TCG so far), kept in results.json."""
-    found: dict[str, dict[str, Any]] = {}
+def sample_figures(ctx: Context, k: Kernel, measured: dict[str, Any]
+                   ) -> dict[str, dict[str, dict[str, float | int | None]]]:
+    """One boot's figures (behaviour only), per cell and check, and for a
+    selftests run each test's count of results."""
+    out: dict[str, dict[str, dict[str, float | int | None]]] = {}
     for cell in k.cells:
-        key = f"{cell.page.name}-{cell.fs.name}"
         for chk in ctx.checks:
-            a, b = first.get(f"{cell.fs.name}/{chk.name}"), repeat.get(f"{cell.fs.name}/{chk.name}")
-            if not a or not b:
+            m = measured.get(f"{cell.fs.name}/{chk.name}")
+            if not m:
                 continue
-            oa = judge_measurement(chk, a, k.kernel_xy, cell.page.name, cell.fs.name)
-            ob = judge_measurement(chk, b, k.kernel_xy, cell.page.name, cell.fs.name)
-            n = figures.noise(oa.metrics, ob.metrics, chk.name)
-            if oa.subtests or ob.subtests:     # a selftests run: each test's count of results
-                n.update(figures.noise(compare.test_counts(oa.subtests), compare.test_counts(ob.subtests)))
-            found.setdefault(key, {})[chk.name] = n
+            o = judge_measurement(chk, m, k.kernel_xy, cell.page.name, cell.fs.name)
+            figs: dict[str, float | int | None] = dict(figures.flatten(o.metrics, chk.name))
+            figs.update(compare.test_counts(o.subtests))
+            out.setdefault(f"{cell.page.name}-{cell.fs.name}", {})[chk.name] = figs
+    return out
+
+
+def fold(ranges: dict[str, Any], sample: dict[str, dict[str, dict[str, Any]]]) -> dict[str, Any]:
+    """Every clean boot of a base folded into the range of each figure (lowest,
+    highest, how many boots had it and how many gave None), kept with the
+    saved measurements: the noise is learnt from every clean boot of the same
+    base the farm made (the first, each repeat, each --fresh), not one pair."""
+    for key, by_check in sample.items():
+        for check, figs in by_check.items():
+            r = ranges.setdefault(key, {}).setdefault(check, {"samples": 0, "figures": {}})
+            r["samples"] += 1
+            for name, v in figs.items():
+                lo, hi, nones, seen = r["figures"].get(name, [None, None, 0, 0])
+                if v is None:
+                    nones += 1
+                else:
+                    lo, hi = (v, v) if lo is None else (min(lo, v), max(hi, v))
+                r["figures"][name] = [lo, hi, nones, seen + 1]
+    return ranges
+
+
+def noise_of(ranges: dict[str, Any]) -> dict[str, dict[str, dict[str, float]]]:
+    """Per cell, check and figure: how far it moved across the base's clean
+    boots; infinity where it was None in some and a number in others, or
+    missing from some."""
+    out: dict[str, dict[str, dict[str, float]]] = {}
+    for key, by_check in ranges.items():
+        for check, r in by_check.items():
+            n = out.setdefault(key, {}).setdefault(check, {})
+            for name, (lo, hi, nones, seen) in r["figures"].items():
+                if seen < r["samples"] or 0 < nones < seen:
+                    n[name] = float("inf")
+                else:
+                    n[name] = 0.0 if lo is None else round(abs(float(hi) - float(lo)), 4)
+    return out
+
+
+def record_noise(ctx: Context, ranges: dict[str, Any]) -> None:
+    """Per cell and check: how far each figure moved across the clean boots of
+    the same base (0 for most figures under TCG), kept in results.json."""
+    found = noise_of(ranges)
     with ctx.writer.lock:
         noise = ctx.writer.doc.setdefault("noise", {})
         for key, per_check in found.items():

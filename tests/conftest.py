@@ -60,3 +60,21 @@ def pytest_terminal_summary(terminalreporter):
         terminalreporter.write_sep("-", "fuzz: inputs tried per target")
         for target, n in counts.items():
             terminalreporter.write_line(f"{target}: {n} inputs")
+
+
+@pytest.fixture
+def reads_back():
+    """reads_back(run_dir) on a folder a real run wrote: `foliofarm report`
+    renders it again (exit 0), as a user re-renders a run or CI merges one;
+    returns the document as read."""
+    import json
+
+    def check(run_dir: Path) -> dict:
+        from foliofarm import report
+        run_dir = Path(run_dir).resolve()
+        (run_dir / "report.md").unlink(missing_ok=True)
+        code = report.main([str(run_dir)])
+        assert code == 0, f"foliofarm report refused {run_dir / 'results.json'}"
+        assert (run_dir / "report.md").stat().st_size > 0
+        return json.loads((run_dir / "results.json").read_text())
+    return check

@@ -80,24 +80,33 @@ def test_jenkinsfile_shape():
 
 
 @pytest.mark.integration
-def test_the_workflow_steps_run_here(tmp_path):
+def test_the_workflow_steps_run_here(tmp_path, reads_back):
     """The page and report steps, as the workflow runs them (its own run lines,
-    its env), on the 4k page size with one check, then the report over it."""
+    its env), on the 4k and 16k page sizes with a check of the farm's own, the
+    thpmaps cross-check and a category of the mm selftests (each kind of
+    result the farm writes), then the report over both shards; what it merged
+    reads back."""
     wf = yaml.safe_load(WORKFLOW.read_text())
     page_run = next(s["run"] for s in wf["jobs"]["page"]["steps"] if s.get("run", "").startswith("ci/steps.sh"))
     report_run = next(s["run"] for s in wf["jobs"]["report"]["steps"] if "run" in s)
-    env = dict(os.environ, PAGE="4k", KERNEL="debian:7.3", SERIES="", EACH_COMMIT="",
-               FOLIOFARM_CI_CHECKS="exec-text", RESULTS=str(tmp_path / "results"),
-               SHARD=str(tmp_path / "shards" / "results-4k"), SHARDS=str(tmp_path / "shards"),
-               REPORT=str(tmp_path / "report"))
-    p = subprocess.run(page_run, shell=True, cwd=ROOT, env=env, capture_output=True, text=True)
-    assert p.returncode == 0, p.stderr[-3000:]
-    shard = tmp_path / "shards" / "results-4k"
-    assert (shard / "results.json").is_file() and not (shard / "results.json").is_symlink()
-    assert (shard / "junit.xml").is_file()
+    for page in ("4k", "16k"):
+        env = dict(os.environ, PAGE=page, KERNEL="debian:7.3", SERIES="", EACH_COMMIT="",
+                   FOLIOFARM_CI_CHECKS="exec-text,thpmaps,mm-selftests", FOLIOFARM_CI_SELFTESTS="mmap",
+                   RESULTS=str(tmp_path / "results"),
+                   SHARD=str(tmp_path / "shards" / f"results-{page}"), SHARDS=str(tmp_path / "shards"),
+                   REPORT=str(tmp_path / "report"))
+        p = subprocess.run(page_run, shell=True, cwd=ROOT, env=env, capture_output=True, text=True)
+        assert p.returncode == 0, p.stderr[-3000:]
+        shard = tmp_path / "shards" / f"results-{page}"
+        assert (shard / "results.json").is_file() and not (shard / "results.json").is_symlink()
+        assert (shard / "junit.xml").is_file()
     p = subprocess.run(report_run, shell=True, cwd=ROOT, env=env, capture_output=True, text=True)
     assert p.returncode == 0, p.stderr[-3000:]
     for name in ("results.json", "junit.xml", "report.md", "report.txt"):
         assert (tmp_path / "report" / name).is_file(), name
-    merged = json.loads((tmp_path / "report" / "results.json").read_text())
-    assert sorted(c["id"] for c in merged["cells"]) == ["4k-erofs-7.3", "4k-ext4-7.3", "4k-xfs-7.3"]
+    merged = reads_back(tmp_path / "report")
+    assert sorted(c["id"] for c in merged["cells"]) == ["16k-erofs-7.3", "16k-ext4-7.3", "16k-xfs-7.3",
+                                                        "4k-erofs-7.3", "4k-ext4-7.3", "4k-xfs-7.3"]
+    got = {(cell["id"], c["name"]): c for cell in merged["cells"] for c in cell["checks"]}
+    assert all(got[(cell, "thpmaps")].get("rows") for cell in ("4k-xfs-7.3", "16k-ext4-7.3"))
+    assert all(got[(cell, "mm-selftests")].get("subtests") for cell in ("4k-xfs-7.3", "16k-ext4-7.3"))

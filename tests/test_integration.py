@@ -64,6 +64,14 @@ def test_full_matrix_meets_expectations(matrix_run):
     assert code == 0
 
 
+def test_the_run_reads_back(matrix_run, reads_back):
+    """A plain run with every own check and thpmaps, as `foliofarm report` reads it."""
+    _, doc, results = matrix_run
+    again = reads_back(results / "latest")
+    assert again["cells"] == doc["cells"]
+    assert any(c.get("rows") for cell in again["cells"] for c in cell["checks"] if c["name"] == "thpmaps")
+
+
 def test_run_leaves_results_junit_ktap_consoles_and_dumps(matrix_run):
     _, doc, results = matrix_run
     run_dir = results / doc["run_id"]

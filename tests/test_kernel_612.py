@@ -68,7 +68,7 @@ def test_612_4k(budget, tmp_path):
     assert code == 0
 
 
-def test_compare_612_against_73_on_64k(budget, tmp_path):
+def test_compare_612_against_73_on_64k(budget, tmp_path, reads_back):
     """--compare: the before/after of the two 64K fixes, judged as `fixed`."""
     budget(cold_cost("64k"), "a Debian 6.12 64K kernel")
     code = main(["run", "--kernel", "debian:6.12", "--compare", "debian:7.3", "--page-sizes", "64k",
@@ -86,4 +86,5 @@ def test_compare_612_against_73_on_64k(budget, tmp_path):
     assert code == 0
     md = (tmp_path / doc["run_id"] / "report.md").read_text()
     assert md.startswith("# foliofarm: 6.12 vs 7.3")
+    assert reads_back(tmp_path / doc["run_id"])["cells"] == doc["cells"]
     assert "| mmap-miss | 64k xfs 6.12 | 64k xfs 7.3 |" in md

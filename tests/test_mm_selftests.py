@@ -33,6 +33,12 @@ def selftests_run(tmp_path_factory):
     return code, load(results), results
 
 
+def test_the_selftests_run_reads_back(selftests_run, reads_back):
+    _, doc, results = selftests_run
+    again = reads_back(results / "latest")
+    assert any(c.get("subtests") for cell in again["cells"] for c in cell["checks"])
+
+
 def test_each_page_size_runs_the_selftests_with_a_verdict_per_test(selftests_run):
     code, doc, results = selftests_run
     assert sorted(c["id"] for c in doc["cells"]) == sorted(f"{c}-7.3" for c in CELLS.split(","))

@@ -28,7 +28,7 @@ CONTROLS = {
 
 
 @pytest.mark.parametrize("check", list(CONTROLS))
-def test_negative_control(check, tmp_path):
+def test_negative_control(check, tmp_path, reads_back):
     series = ROOT / "examples" / "series" / f"neg-{check}"
     code = main(["run", "--page-sizes", PAGES, "--fs", "xfs", "--checks", CHECKS,
                  "--series", str(series), "--results", str(tmp_path)])
@@ -41,3 +41,4 @@ def test_negative_control(check, tmp_path):
                                       r["figures"])
     assert code == 1
     assert {cell["kernel"] for cell in doc["cells"]} == {"7.3", "7.3+series"}
+    assert reads_back(tmp_path / doc["run_id"])["cells"] == doc["cells"]

@@ -174,3 +174,23 @@ def test_a_fresh_boot_keeps_the_one_it_replaces_as_the_noise_sample(tmp_path):
     assert load_saved(ctx, path, k)["repeat"]["xfs/exec-text"]["dump"] == "a"
     path.write_text(json.dumps(second).replace('"dump": "a"', '"dump": "c"'))
     assert load_saved(ctx, path, k) is None
+
+
+def test_noise_is_learnt_from_every_clean_boot_of_the_base():
+    """Three boots: a figure steady in the first pair that moves in the third
+    has that move as its noise; one that is None in a boot is never steady."""
+    from foliofarm.measure import fold, noise_of
+    boots = [{"4k-xfs": {"cow": {"a": 663, "b": 1, "c": 5}}},
+             {"4k-xfs": {"cow": {"a": 663, "b": 1, "c": 5}}},
+             {"4k-xfs": {"cow": {"a": 662, "b": None, "c": 5}}}]
+    ranges = {}
+    for b in boots[:2]:
+        ranges = fold(ranges, b)
+    assert noise_of(ranges) == {"4k-xfs": {"cow": {"a": 0.0, "b": 0.0, "c": 0.0}}}
+    ranges = fold(ranges, boots[2])
+    n = noise_of(ranges)["4k-xfs"]["cow"]
+    assert n["a"] == 1.0 and n["b"] == float("inf") and n["c"] == 0.0
+    assert ranges["4k-xfs"]["cow"]["samples"] == 3
+    # a figure only some boots had is not steady either
+    ranges = fold(ranges, {"4k-xfs": {"cow": {"a": 663, "b": 1, "c": 5, "d": 2}}})
+    assert noise_of(ranges)["4k-xfs"]["cow"]["d"] == float("inf")

@@ -33,7 +33,7 @@ def cached_tree() -> Path:
     return source.resolve("debian:7.3", cache_dir()).tree
 
 
-def test_benign_series_gives_no_regression_on_the_full_matrix(tmp_path):
+def test_benign_series_gives_no_regression_on_the_full_matrix(tmp_path, reads_back):
     code = main(["run", "--kernel", "debian:7.3", "--series", str(EX / "benign.mbox"),
                  "--checks", checks.own(), "--results", str(tmp_path)])
     doc = load(tmp_path)
@@ -63,6 +63,7 @@ def test_benign_series_gives_no_regression_on_the_full_matrix(tmp_path):
     html = (run_dir / "report.html").read_text()
     assert html.count("data:image/png;base64,") >= 3
     assert (run_dir / "plots" / "exec-text-4k.png").stat().st_size > 1000
+    assert reads_back(run_dir)["cells"] == doc["cells"]
 
 
 def test_series_that_does_not_apply_stops_and_leaves_the_tree(tmp_path, capsys):
@@ -80,7 +81,7 @@ def test_series_that_does_not_apply_stops_and_leaves_the_tree(tmp_path, capsys):
     assert series.tree_snapshot(tree) == before
 
 
-def test_series_that_does_not_build_names_the_first_broken_commit(tmp_path):
+def test_series_that_does_not_build_names_the_first_broken_commit(tmp_path, reads_back):
     tree = cached_tree()
     before = series.tree_snapshot(tree)
     code = main(["run", "--page-sizes", "4k", "--fs", "xfs", "--checks", "exec-text",
@@ -93,4 +94,5 @@ def test_series_that_does_not_build_names_the_first_broken_commit(tmp_path):
     assert {r["verdict"] for r in doc["verdicts"]} == {"build-broken"}
     md = (tmp_path / doc["run_id"] / "report.md").read_text()
     assert "First commit that does not build: 2 'mm/filemap: give the mmap_miss helper a ra_ prefix'" in md
+    assert reads_back(tmp_path / doc["run_id"])["each_commit"] == doc["each_commit"]
     assert series.tree_snapshot(tree) == before
