@@ -188,6 +188,17 @@ def figures_table() -> str:
                    "exact": "it moves at all" if not s.tolerance else f"it moves by more than {s.tolerance:g}"
                    }[s.better]
             rows.append(f"| `{c}` | `{s.pattern}` | {how} | {s.guards} |")
+    rows += ["", "Shown beside the verdicts, never judged (timing, what the guest program was "
+             "asked to do, counts over parts judged one by one):", "",
+             "| check | figure | kind | why |", "|---|---|---|---|"]
+    for name, kind in figures.COMMON_KINDS.items():
+        rows.append(f"| every check | `{name}` | {kind} | "
+                    + ("how long the guest took, under TCG: the host's load, not the kernel"
+                       if kind == "timing" else "what the guest program was asked to do, or what the farm derives from the page size") + " |")
+    rows.append("| every check | `*_seconds` | timing | a time, whoever reports it |")
+    for c in checks.catalogue():
+        for pattern, kind, why in figures.declared(c):
+            rows.append(f"| `{c}` | `{pattern}` | {kind} | {why} |")
     return "\n".join(rows) + "\n"
 
 

@@ -73,13 +73,13 @@ def specs(check: str) -> tuple[Spec, ...]:
 
 
 @cache
-def declared_kinds(check: str) -> tuple[tuple[str, str], ...]:
-    """(pattern, kind) of the figures ``check`` declares other than behaviour."""
+def declared(check: str) -> tuple[tuple[str, str, str], ...]:
+    """(pattern, kind, why) of the figures ``check`` declares other than behaviour."""
     path = VMTESTS / "expectations" / f"{check}.toml"
     if not path.is_file():
         return ()
     table = datafiles.load(path, datafiles.ExpectationsFile).get("figures", {})
-    return tuple((name, row["kind"]) for name, row in table.items()
+    return tuple((name, row["kind"], row["guards"]) for name, row in table.items()
                  if row.get("kind", "behaviour") != "behaviour")
 
 
@@ -88,7 +88,7 @@ def kind_of(check: str | None, figure: str) -> str:
     check, common to checks, or timing by its name (anything in seconds,
     whoever adds it); else behaviour."""
     top = figure.split(".")[0].split("[")[0]
-    for pattern, kind in declared_kinds(check) if check else ():
+    for pattern, kind, _ in declared(check) if check else ():
         if fnmatch.fnmatchcase(top, pattern):
             return kind
     if top in COMMON_KINDS:
