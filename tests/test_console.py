@@ -85,6 +85,21 @@ def test_panic_at_boot_is_a_guest_error_with_excerpt(tmp_path):
     assert (tmp_path / "console.log").exists()
 
 
+def test_a_guest_that_ends_itself_is_the_kernels_doing_a_qemu_that_fails_is_not(tmp_path):
+    """QEMU exiting on its own with status 0 (the guest reset, -no-reboot) is a
+    verdict on the kernel even without a panic line (it died before saying
+    anything); QEMU exiting with an error of its own is the host's."""
+    (tmp_path / "empty.log").write_text("qemu-system-aarch64 -M virt ...\n")
+    with pytest.raises(GuestError) as exc:
+        with session(tmp_path, str(tmp_path / "empty.log"), mode="exit"):
+            pass
+    assert exc.value.kernel_fault and "kernel panic" not in str(exc.value)
+    with pytest.raises(GuestError) as exc:
+        with session(tmp_path, str(tmp_path / "empty.log"), mode="fail"):
+            pass
+    assert not exc.value.kernel_fault and "QEMU exited with status 1" in str(exc.value)
+
+
 def test_hung_guest_is_an_error_not_a_hang(tmp_path):
     with pytest.raises(GuestError, match="hung"):
         with session(tmp_path, "panic-at-boot.log", mode="hang", timeout=3):
