@@ -69,7 +69,7 @@ def junit_xml(doc: dict[str, Any]) -> str:
         for c in checks:
             case = ET.SubElement(suite, "testcase", classname=junit_class(cell["id"]), name=c["name"],
                                  time=_seconds(_guest_seconds(c)))
-            msg = c["reason"] or c["outcome"]
+            msg = c.get("reason") or c["outcome"]
             if c["outcome"] == "fail":
                 ET.SubElement(case, "failure", message=msg).text = msg
             elif c["outcome"] == "error":

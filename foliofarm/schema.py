@@ -189,8 +189,10 @@ class ResultsError(UsageError):
 def upgrade(doc: dict[str, Any]) -> dict[str, Any]:
     """A document of an earlier farm in today's shape, in place: thpmaps wrote
     its rows among the figures (metrics.rows) before they had a field."""
-    for cell in doc.get("cells") or []:
-        for c in (cell.get("checks") or []) if isinstance(cell, dict) else []:
+    cells = doc.get("cells")
+    for cell in cells if isinstance(cells, list) else []:
+        checks = cell.get("checks") if isinstance(cell, dict) else None
+        for c in checks if isinstance(checks, list) else []:
             metrics = c.get("metrics") if isinstance(c, dict) else None
             if isinstance(metrics, dict) and isinstance(metrics.get("rows"), list) and "rows" not in c:
                 c["rows"] = metrics.pop("rows")
@@ -220,10 +222,20 @@ def check(doc: Any, where: str) -> dict[str, Any]:
         raise ResultsError(f"{where}: written by a newer foliofarm (schema {version}, this one "
                            f"reads up to {SCHEMA_VERSION}): render it with that version")
     try:
-        Results.model_validate(doc)
+        model = Results.model_validate(doc)
     except ValidationError as exc:
         raise ResultsError(f"{where}: {describe(exc)}") from None
-    return doc
+    return normalised(model, doc)
+
+
+def normalised(model: Results, doc: dict[str, Any]) -> dict[str, Any]:
+    """The document as the schema reads it: every optional field of a cell,
+    a check, a test, a kernel... present with its default, so what reads it
+    further (the report, JUnit, merging) never meets a field the schema lets
+    a document leave out. Top-level parts the document does not have stay
+    absent: their absence means something (no series, no sides)."""
+    out = model.model_dump()
+    return {k: v for k, v in out.items() if k in doc or v is not None}
 
 
 def load(path: Path) -> dict[str, Any]:
