@@ -101,3 +101,35 @@ def test_one_damaged_field_anywhere_is_refused_or_read_never_a_traceback(tmp_pat
                     assert err.count("\n") == 1, err
     assert tried > 400 and refused > 100
     print(f"{tried} damaged documents, {refused} refused, the rest read")
+
+
+def test_a_document_with_thpmaps_rows_among_the_figures_is_read(tmp_path, capsys):
+    """Before rows had a field, thpmaps wrote them into metrics, and the reader
+    refused every default run's results.json: such documents are read now."""
+    doc = json.loads((DATA / "default-run-7.3.json").read_text())
+    moved = 0
+    for cell in doc["cells"]:
+        for c in cell["checks"]:
+            if c.get("rows"):
+                c["metrics"]["rows"] = c.pop("rows")
+                moved += 1
+    assert moved == 9
+    code, err = report_of(tmp_path, json.dumps(doc), capsys)
+    assert code == 0, err
+    assert "| counter | farm kB | thpmaps kB |" in (tmp_path / "report.md").read_text()
+
+
+def test_the_writer_refuses_what_the_reader_would(tmp_path):
+    """A result the schema would refuse is kept aside and recorded as an error
+    that says so: the document stays readable."""
+    from foliofarm.judge.checks import Outcome
+    from foliofarm.matrix import Cell, filesystems, page_sizes
+    from foliofarm.results import ResultsWriter
+    w = ResultsWriter(tmp_path, ["foliofarm", "run"])
+    cell = Cell(page_sizes()["4k"], filesystems()["xfs"], "7.3")
+    w.record(cell, Outcome("thpmaps", "pass", "", {"rows": [{"counter": "x"}]}))
+    (entry,) = w.doc["cells"][0]["checks"]
+    assert entry["outcome"] == "error" and "schema refuses" in entry["reason"]
+    assert (w.dir / "cells" / cell.id / "thpmaps.refused.json").is_file()
+    w.finish(True)
+    schema.load(w.dir / "results.json")
