@@ -134,3 +134,21 @@ def test_check_deadline_from_the_base_run(base, want):
     assert check_timeout(chk, base) == want
     if base is not None:
         assert check_timeout(chk, base) <= base + 60
+
+
+def test_a_kernel_that_dies_before_its_console_driver_is_quoted_from_the_early_console(tmp_path):
+    """A recorded 16K boot of tests/mutants/bug-early-boot-16k.patch: BUG_ON in
+    pagecache_init(), before the PL011 driver registers; earlycon printed it.
+    Every check of the cell is a crash of the kernel quoting the BUG, not the
+    panic it ends in, and marked as a boot that died."""
+    c = cells()
+    p = plan(tmp_path, [(c["xfs"], fake(tmp_path, "a", "ok")), (c["ext4"], fake(tmp_path, "b", "ok"))])
+    p.argv = ["sh", str(CONSOLES / "replay.sh"), str(CONSOLES / "bug-early-boot-7.3-16k.log"), "exit"]
+    got, boots = run(p)
+    assert len(boots) == 1 and boots[0].error
+    assert [m["kind"] for _, _, m in got] == ["crash", "crash"]
+    for _, _, m in got:
+        assert m["boot_failed"] and "kernel BUG at mm/filemap.c:1102!" in m["reason"], m["reason"]
+        assert "pagecache_init" in m["excerpt"]
+        out = judge_measurement(fake(tmp_path, "a", "ok"), m, "7.3", "16k", "xfs")
+        assert out.outcome == "fail" and out.boot_failed

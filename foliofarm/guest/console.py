@@ -374,12 +374,15 @@ class GuestSession:
         return found
 
     def _excerpt(self, lines: int = 60) -> str:
-        """What to show for a guest that hung or died: a fatal report's lines if
-        there is one (the panic, not an earlier WARN), else the console's tail."""
+        """What to show for a guest that hung or died: the console's tail where
+        it holds the fatal report (with what led to it: the BUG before the
+        panic it ends in), else the fatal report's lines (the panic, not an
+        earlier WARN), else the console's tail."""
         fatal = [s for s in self.splats if splat.is_fatal([s])]
-        if fatal:
+        tail = "\n".join([ln for ln in normalise(self._log_text()).split("\n") if ln.strip()][-lines:])
+        if fatal and fatal[-1].line not in tail:
             return fatal[-1].excerpt
-        return "\n".join(self._log_text().splitlines()[-lines:])
+        return tail
 
     @staticmethod
     def _parse_banner(text: str) -> tuple[dict[str, str], bool]:
