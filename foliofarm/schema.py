@@ -41,6 +41,7 @@ class Subtest(_Part):
     seconds: Optional[Number] = None
     failed: list[str] = []
     flaky: bool = False
+    flaky_failed: list[str] = []     # failed results a flaky row covers: no news
 
 
 class CrossCheckRow(_Part):

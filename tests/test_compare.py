@@ -388,3 +388,14 @@ def test_both_kernels_dying_while_booting_is_an_error_not_the_series():
     assert all(r["series_reason"].startswith("both kernels died while booting") for r in rows)
     d["verdicts"] = compare.verdicts(d)
     assert compare.exit_code(d) == 3
+
+
+def test_the_list_reply_says_once_per_cell_that_a_kernel_died_booting():
+    from foliofarm.report import text
+    d = doc("benign-4k")
+    _died(d, d["sides"]["series"]["kernel"], "4k")
+    d["verdicts"] = compare.verdicts(d)
+    out = text.render(d)
+    assert "4k-xfs: every check regression (3 checks): the series kernel died while booting" in \
+        " ".join(out.split())
+    assert out.count("kernel BUG at mm/filemap.c:1102!") == 1

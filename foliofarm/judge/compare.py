@@ -114,7 +114,10 @@ def verdicts(doc: dict[str, Any]) -> list[dict[str, Any]]:
                 # nothing the series can be blamed for
                 v = "error"
             moved: list[dict[str, Any]] = []
-            if b and n and v in ("pass", "fail", "xfail", "fixed", "regression"):
+            # a side whose kernel died booting measured nothing: its check's
+            # reason says so, no figure or test of it is compared
+            died_here = bool((b or {}).get("boot_failed") or (n or {}).get("boot_failed"))
+            if b and n and v in ("pass", "fail", "xfail", "fixed", "regression") and not died_here:
                 moved = figs.compare(name, b["metrics"], n["metrics"],
                                      noise.get(f"{page}-{fs}", {}).get(name))
             if not judge_direction:
@@ -125,7 +128,7 @@ def verdicts(doc: dict[str, Any]) -> list[dict[str, Any]]:
             elif v == "pass" and moved:
                 v = "changed"         # a figure moved beyond the base's noise
             subs = subtest_rows(page, fs, name, b, n, noise.get(f"{page}-{fs}", {}).get(name)) \
-                if page not in broken else []
+                if page not in broken and not died_here else []
             if v in ("pass", "fail", "xfail", "changed", "fixed") and \
                     any(r["verdict"] == "regression" for r in subs):
                 v = "regression"      # a test of the run regressed
@@ -193,8 +196,9 @@ def subtest_rows(page: str, fs: str, check: str, b: dict[str, Any] | None,
         known = bool(outcomes & {"xfail", "xpass"})
         flaky = bool((bt or {}).get("flaky") or (nt or {}).get("flaky"))
         base_failed = set((bt or {}).get("failed", []))
+        flaky_failed = set((nt or {}).get("flaky_failed", []))
         new_failures = [f for f in (nt or {}).get("failed", [])
-                        if f not in base_failed and not (known and _missing(f))]
+                        if f not in base_failed and f not in flaky_failed and not (known and _missing(f))]
         gone = sorted(base_failed - set((nt or {}).get("failed", [])))
         changed: list[dict[str, Any]] = []
         if flaky and outcomes <= {"pass", "xfail"}:

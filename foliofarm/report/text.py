@@ -10,6 +10,8 @@ import shlex
 import textwrap
 from typing import Any
 
+from foliofarm.judge import compare
+
 WIDTH = 72
 LABEL = 20          # the category column's text
 CELL = 5            # each figure column's text ("100%")
@@ -83,6 +85,28 @@ def folio_tables(doc: dict[str, Any], check: str) -> list[str]:
     return out
 
 
+def _died_cells(doc: dict[str, Any]) -> dict[str, str]:
+    """"page-fs" -> the side ("base", "series", "both") whose kernel died booting."""
+    sides = doc.get("sides") or {}
+    names = {(sides.get(s) or {}).get("kernel"): s for s in ("base", "series")}
+    out: dict[str, str] = {}
+    for cell in doc["cells"]:
+        if any(c.get("boot_failed") for c in cell["checks"]) and cell["kernel"] in names:
+            key = f"{cell['page_size']}-{cell['fs']}"
+            side = names[cell["kernel"]]
+            out[key] = "both" if key in out and out[key] != side else side
+    return out
+
+
+def _group_died(rows: list[dict[str, Any]], died: dict[str, str]) -> dict[str, list[dict[str, Any]]]:
+    out: dict[str, list[dict[str, Any]]] = {}
+    for r in rows:
+        key = f"{r['page_size']}-{r['fs']}"
+        if key in died and not r.get("subtest_of"):
+            out.setdefault(key, []).append(r)
+    return out
+
+
 def render(doc: dict[str, Any]) -> str:
     sides = doc.get("sides")
     lines: list[str] = []
@@ -91,7 +115,7 @@ def render(doc: dict[str, Any]) -> str:
                        f"(run {doc['run_id']})")
         lines += _wrap(sides["base"]["origin"], "         ", "Base:    ")
         lines += _wrap(sides["series"]["origin"], "         ", "Against: ")
-        verdicts = [r["verdict"] for r in doc.get("verdicts") or []]
+        verdicts = [r["verdict"] for r in doc.get("verdicts") or [] if not r.get("subtest_of")]
         counts = ", ".join(f"{verdicts.count(v)} {v}" for v in dict.fromkeys(verdicts))
         lines += _wrap(f"Verdicts: {counts or 'none'}"
                        + ("" if doc.get("complete") else " (INCOMPLETE run)"))
@@ -102,7 +126,20 @@ def render(doc: dict[str, Any]) -> str:
         lines += _wrap("Outcomes: " + ", ".join(f"{outcomes.count(o)} {o}" for o in dict.fromkeys(outcomes)))
     lines.append("")
 
-    notable = [r for r in doc.get("verdicts") or [] if r["verdict"] != "pass" or r.get("changed")]
+    # a selftest with nothing to say (skipped or failing the known way on both
+    # sides) is counted in its check's row, not listed
+    notable = [r for r in doc.get("verdicts") or []
+               if (r["verdict"] != "pass" or r.get("changed")) and not compare.quiet_subtest(r)]
+    # a cell whose kernel died booting on one side: one line for all its checks
+    died = _died_cells(doc)
+    for cell, rows in _group_died(notable, died).items():
+        notable = [r for r in notable if r not in rows]
+        lines += _wrap(f"{cell}: every check {rows[0]['verdict']} ({len(rows)} checks): the "
+                       f"{died[cell]} kernel died while booting", "    ", "  ")
+        lines += _wrap((rows[0].get("series_reason") if died[cell] == "series"
+                        else rows[0].get("base_reason") or "")[:600], "      ", "    ")
+    if died:
+        lines.append("")
     if notable:
         lines.append("What changed, or did not pass (! a figure moved the wrong way):")
         for r in notable:
