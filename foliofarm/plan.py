@@ -34,6 +34,8 @@ class Sides(Protocol):
 
     def base_is_built(self, src: source.KernelSource) -> bool: ...
 
+    def tree_disks_done(self, src: source.KernelSource) -> None: ...
+
 
 def label(src: source.KernelSource, variant: str) -> str:
     return src.label + ("" if variant == "default" else f"-{variant}")
@@ -121,6 +123,10 @@ def _series_over_built_base(run: Sides, src: source.KernelSource, ser: series.Se
     base_builds = run.start_builds(src)
     for f in base_builds:
         f.exception()       # cache look-ups: the tree must be at the base for them
+    # and the disks made from the tree (selftests, thpmaps): with one page size
+    # they are still queued when its kernel is found, and would otherwise be
+    # made from the series' tree and keyed as the base's
+    run.tree_disks_done(src)
     with series.applied(src, ser, cache=run.cache) as ap:
         set_sides(run, src, ap.source)
         builds = run.start_builds(ap.source)

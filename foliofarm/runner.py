@@ -284,6 +284,13 @@ class Run:
         return ktap.parser_dir(self.cache, lambda: src.tree if src.spec == pinned
                                else source.resolve(pinned, self.cache).tree)
 
+    def tree_disks_done(self, src: source.KernelSource) -> None:
+        """Wait for the disks made from ``src``'s tree (its selftests, thpmaps)."""
+        if id(src) in self.thpmaps:
+            self.thpmaps[id(src)].exception()
+        if id(src) in self.selftests:
+            self.selftests[id(src)][1].exception()
+
     def base_is_built(self, src: source.KernelSource) -> bool:
         """Every page size of ``src`` is in the artifact cache: building it runs no make."""
         return all(self.builder.is_cached(src, page, self.variant) for page in self.opts.page_sizes)
