@@ -152,3 +152,4 @@ def test_a_kernel_that_dies_before_its_console_driver_is_quoted_from_the_early_c
         assert "pagecache_init" in m["excerpt"]
         out = judge_measurement(fake(tmp_path, "a", "ok"), m, "7.3", "16k", "xfs")
         assert out.outcome == "fail" and out.boot_failed
+        assert out.reason.count("kernel BUG at mm/filemap.c:1102!") == 1, out.reason

@@ -452,7 +452,9 @@ def judge_measurement(check: Check, m: dict[str, Any], kernel: str, page: str, f
         if outcome.reason and kind != "crash":
             reason += f"; also: {outcome.reason}"
         elif kind == "crash":
-            reason = f"{outcome.reason}; {trouble}"
+            # what the crash's own reason quotes already (a boot death's first report) once
+            rest = "; ".join(p for p in trouble.split("; ") if p not in outcome.reason)
+            reason = outcome.reason + (f"; {rest}" if rest else "")
         outcome = Outcome(check.name, "fail", reason, outcome.metrics, outcome.subtests, outcome.rows)
     outcome.boot_failed = bool(m.get("boot_failed"))
     return outcome
