@@ -230,7 +230,7 @@ def _git(tree: Path, *args: str, check: bool = True,
 def tree_snapshot(tree: Path) -> tuple[str, str, str]:
     """HEAD, branches and status: what "left exactly as it was" compares."""
     return (_git(tree, "rev-parse", "HEAD").stdout, _git(tree, "branch", "--list").stdout,
-            _git(tree, "status", "--porcelain", "--untracked-files=all").stdout)
+            _git(tree, "--no-optional-locks", "status", "--porcelain", "--untracked-files=all").stdout)
 
 
 def recover(tree: Path) -> None:
@@ -288,7 +288,7 @@ def _applied(src: KernelSource, ser: Series, tag: str) -> Iterator[Applied]:
     if not (tree / ".git").exists():
         raise UsageError(f"{tree} is not a git tree: a series needs one to apply with git am")
     recover(tree)
-    if _git(tree, "status", "--porcelain", "--untracked-files=no").stdout.strip():
+    if _git(tree, "--no-optional-locks", "status", "--porcelain", "--untracked-files=no").stdout.strip():
         raise UsageError(f"{tree} has uncommitted changes; commit or stash them before applying a series")
     head = _git(tree, "rev-parse", "HEAD").stdout.strip()
     branch = _git(tree, "symbolic-ref", "--short", "-q", "HEAD", check=False).stdout.strip()

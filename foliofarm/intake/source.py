@@ -51,7 +51,7 @@ class KernelSource:
         Artifacts are keyed by it, so a changed tree is never mistaken for a built one."""
         if (self.tree / ".git").exists():
             head = _git(self.tree, "rev-parse", "HEAD").strip()
-            dirty = _git(self.tree, "status", "--porcelain", "--untracked-files=no")
+            dirty = _git(self.tree, "--no-optional-locks", "status", "--porcelain", "--untracked-files=no")
             if dirty:
                 dirty += _git(self.tree, "diff", "HEAD")
             return head + ("-" + sha256_text(dirty)[:12] if dirty else "")
@@ -64,7 +64,7 @@ class KernelSource:
 
 
 def is_dirty(tree: Path) -> bool:
-    return bool(_git(tree, "status", "--porcelain", "--untracked-files=no").strip())
+    return bool(_git(tree, "--no-optional-locks", "status", "--porcelain", "--untracked-files=no").strip())
 
 
 def _git(tree: Path, *args: str) -> str:
@@ -180,7 +180,7 @@ def restore_base(tree: Path) -> bool:
     bisecting = (tree / ".git" / "BISECT_LOG").exists()
     on_base = subprocess.run(["git", "-C", str(tree), "symbolic-ref", "-q", "--short", "HEAD"],
                              capture_output=True, text=True, check=False).stdout.strip() == "base"
-    dirty = _git(tree, "status", "--porcelain", "--untracked-files=no").strip()
+    dirty = _git(tree, "--no-optional-locks", "status", "--porcelain", "--untracked-files=no").strip()
     if head == base and on_base and not am and not bisecting and not dirty:
         return False
     subprocess.run(["git", "-C", str(tree), "am", "--abort"], capture_output=True, check=False)
