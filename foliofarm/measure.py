@@ -359,11 +359,8 @@ def measure_kernel(ctx: Context, k: Kernel, reuse_base: bool, want_noise: bool) 
             confirm_moves(ctx, k)
         saved = new_saved(w.run_id, str(w.dir / "boots"), measured, earlier)
         if clean:
-            ranges: dict[str, Any] = {}
-            if earlier is not None:      # what it replaces stays a sample of the noise
-                ranges = earlier.get("ranges") or {}
-                for sample in ([] if ranges else [earlier["measurements"], earlier.get("repeat")]):
-                    ranges = fold(ranges, sample_figures(ctx, k, sample)) if sample else ranges
+            # what it replaces stays a sample of the noise
+            ranges = ranges_of(ctx, k, earlier) if earlier is not None else {}
             saved["ranges"] = fold(ranges, sample_figures(ctx, k, measured))
     if want_noise and clean:
         if "repeat" not in saved:
@@ -372,11 +369,7 @@ def measure_kernel(ctx: Context, k: Kernel, reuse_base: bool, want_noise: bool) 
             saved["repeat"], clean = boot_and_measure(ctx, k, label="-repeat")
             if clean:
                 saved["ranges"] = fold(saved.get("ranges") or {}, sample_figures(ctx, k, saved["repeat"]))
-        ranges = saved.get("ranges") or {}
-        if not ranges:     # saved by a farm that kept no ranges: its two samples
-            for sample in (saved["measurements"], saved["repeat"]):
-                ranges = fold(ranges, sample_figures(ctx, k, sample))
-            saved["ranges"] = ranges
+        saved["ranges"] = ranges = ranges_of(ctx, k, saved)
         n = min((r["samples"] for by in ranges.values() for r in by.values()), default=0)
         ctx.log(f"{k.cells[0].page.name}: the noise of each figure from {n} clean boots of the base "
                 f"(runs {saved.get('run_id')} and {saved.get('repeat_run_id') or saved.get('run_id')}"
@@ -463,6 +456,16 @@ def fold(ranges: dict[str, Any], sample: dict[str, dict[str, dict[str, Any]]]) -
                 else:
                     lo, hi = (v, v) if lo is None else (min(lo, v), max(hi, v))
                 r["figures"][name] = [lo, hi, nones, seen + 1]
+    return ranges
+
+
+def ranges_of(ctx: Context, k: Kernel, saved: dict[str, Any]) -> dict[str, Any]:
+    """The ranges kept with saved measurements; for a file of a farm that
+    kept none, its own samples (the measurements and the repeat) folded."""
+    ranges = saved.get("ranges") or {}
+    for sample in ([] if ranges else [saved["measurements"], saved.get("repeat")]):
+        if sample:
+            ranges = fold(ranges, sample_figures(ctx, k, sample))
     return ranges
 
 

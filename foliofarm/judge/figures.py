@@ -1,5 +1,5 @@
-"""Figures: every number a check reports, flattened to one name each, their
-noise between two boots of the same kernel, and how a move from base to series
+"""Figures: every number a check reports, flattened to one name each (their
+noise across clean boots of the base is measure.py's), and how a move from base to series
 is judged: `changed` beyond the noise, `regression` when it moves the wrong way
 beyond the tolerance the expectations data declares for it.
 
@@ -126,22 +126,6 @@ def flatten(metrics: dict[str, Any], check: str | None = None) -> dict[str, floa
     for k, v in metrics.items():
         if kind_of(check, k) == "behaviour":
             put(k, v)
-    return out
-
-
-def noise(a: dict[str, Any], b: dict[str, Any], check: str | None = None) -> dict[str, float]:
-    """How far each figure moved between two measurements of the same kernel
-    (a figure present in only one, or None in one, moved by infinity)."""
-    fa, fb = flatten(a, check), flatten(b, check)
-    out: dict[str, float] = {}
-    for k in sorted(set(fa) | set(fb)):
-        x, y = fa.get(k), fb.get(k)
-        if x is None and y is None:
-            out[k] = 0.0
-        elif x is None or y is None:
-            out[k] = float("inf")
-        else:
-            out[k] = round(abs(float(y) - float(x)), 4)
     return out
 
 
