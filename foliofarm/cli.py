@@ -232,7 +232,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.cmd == "report":
             from foliofarm import report
             return report.main([*map(str, args.run_dir)] + (["--out", str(args.out)] if args.out else []))
-        from foliofarm.runner import Run, RunOptions
+        from foliofarm.plan import RunOptions
+        from foliofarm.runner import Run
         pages = matrix.select_page_sizes(args.page_sizes)
         filesystems = matrix.select_filesystems(args.fs)
         cells = None

@@ -1,24 +1,101 @@
-"""What a two-sided run builds and boots: base and base+series (each commit too
-with --each-commit), or one kernel version against another. Measuring a side
-is the caller's (`Sides.measure`); this module decides the order, applies the
-series and keeps the results' series, sides and per-commit records."""
+"""What a run builds and boots, in order: one kernel; base and base+series
+(each commit too with --each-commit); or one kernel version against another.
+
+The plan is a generator of steps: `Build` (queue a source's kernels for every
+page size) and `Measure` (build, if not queued, and measure a source on its
+cells, as one side). The runner is a loop that carries each step out and sends
+back what it got (a `Build`'s queued builds); the plan never calls the runner,
+so a test can drive it alone. The plan applies the series, keeps the source
+trees as each step needs them, and writes the results' series, sides and
+per-commit records."""
 
 from __future__ import annotations
 
-from concurrent.futures import Future
+import enum
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Protocol
+from typing import Any, Callable, Generator
 
 from foliofarm import locks, matrix, series
-from foliofarm.intake import source
-from foliofarm.kernel.build import Builder
 from foliofarm.errors import BuildError, UsageError
+from foliofarm.intake import source
+from foliofarm.judge.checks import Check
+from foliofarm.kernel.build import Builder, extra_fragment
 from foliofarm.results import ResultsWriter
-from foliofarm.util import settle
 
 
-class Sides(Protocol):
-    """The run, as the plan sees it."""
+class Role(enum.StrEnum):
+    """Which side of a comparison a kernel is (a plain run has none: None)."""
+    BASE = "base"
+    SERIES = "series"
+
+
+@dataclass
+class RunOptions:
+    kernel: str
+    page_sizes: list[matrix.PageSize]
+    filesystems: list[matrix.Filesystem]
+    checks: list[Check]
+    results: Path
+    variant: str = "default"
+    series: str | None = None        # an mbox, a patch directory or BASE..TIP
+    compare: str | None = None       # a second kernel, run and judged against --kernel
+    each_commit: bool = False
+    strict_style: bool = False
+    fresh: bool = False              # boot and measure again even if the measurements are cached
+    accel: str = "auto"
+    boot_timeout: float = 300
+    guests: int = 1                  # cells booted at once
+    cells: set[str] | None = None    # --cells: "page-fs" names; None: every page x fs
+    jobs: int | None = None          # make -j (default: the host's cores)
+    cpus: int = 1                    # guest vCPUs
+    memory_mb: int = 2048            # guest memory
+    numa_nodes: int = 1              # guest NUMA nodes
+    extra_config: list[str] = field(default_factory=list)   # -K CONFIG_FOO=y
+    dry_run: bool = False
+    command: list[str] = field(default_factory=list)
+
+    @property
+    def two_sided(self) -> bool:
+        return self.series is not None or self.compare is not None
+
+
+@dataclass(frozen=True)
+class Build:
+    """Queue ``source``'s kernel for every page size (and the disks made from
+    its tree); the reply is the queued builds, for a later `Measure`.
+    ``free_tree``: reply only once nothing more reads the tree (it is about to
+    change under them)."""
+    source: source.KernelSource
+    free_tree: bool = False
+
+    @property
+    def stage(self) -> str:
+        return "queue_builds"
+
+
+@dataclass(frozen=True)
+class Measure:
+    """Build ``source`` for every page size (or take ``builds``, queued by a
+    `Build`) and measure it on its cells as ``role``; the reply is whether
+    everything could be measured."""
+    source: source.KernelSource
+    role: Role | None
+    builds: Any = None
+
+    @property
+    def stage(self) -> str:
+        return f"measure_{self.role or 'run'}"
+
+
+Step = Build | Measure
+Steps = Generator[Step, Any, None]
+
+
+@dataclass
+class Ground:
+    """What the plan works with: the results, the cache, the builder (for
+    --each-commit's builds and to ask what is built), and the run's output."""
     writer: ResultsWriter
     cache: Path
     builder: Builder
@@ -27,62 +104,66 @@ class Sides(Protocol):
     log: Callable[..., None]
     status: Callable[[str], Any]
 
-    def measure(self, src: source.KernelSource, side: str | None,
-                builds: list[Future[Any]] | None = None) -> bool: ...
-
-    def start_builds(self, src: source.KernelSource) -> list[Future[Any]]: ...
-
-    def base_is_built(self, src: source.KernelSource) -> bool: ...
-
-    def tree_disks_done(self, src: source.KernelSource) -> None: ...
-
 
 def label(src: source.KernelSource, variant: str) -> str:
     return src.label + ("" if variant == "default" else f"-{variant}")
 
 
-def set_sides(run: Sides, base: source.KernelSource, new: source.KernelSource) -> None:
-    run.writer.doc["sides"] = {
-        "base": {"kernel": label(base, run.variant), "origin": base.origin},
-        "series": {"kernel": label(new, run.variant), "origin": new.origin}}
-    run.writer.flush()
+def steps(g: Ground, opts: RunOptions, src: source.KernelSource) -> Steps:
+    """Every step of the run ``opts`` asks for, on the resolved ``src``."""
+    if opts.compare is not None:
+        yield from compare(g, src, opts.compare, opts.kernel)
+    elif opts.series is not None:
+        yield from with_series(g, src, opts.series, opts.each_commit)
+    else:
+        with source.checked_out(src, g.cache, g.log) as tree:
+            yield Measure(tree, None)
 
 
-def compare(run: Sides, src: source.KernelSource, other_spec: str, kernel_spec: str) -> bool:
+def set_sides(g: Ground, base: source.KernelSource, new: source.KernelSource) -> None:
+    g.writer.doc["sides"] = {
+        Role.BASE: {"kernel": label(base, g.variant), "origin": base.origin},
+        Role.SERIES: {"kernel": label(new, g.variant), "origin": new.origin}}
+    g.writer.flush()
+
+
+def compare(g: Ground, src: source.KernelSource, other_spec: str, kernel_spec: str) -> Steps:
     """--compare: the same matrix on two kernels, the second judged against the first."""
-    with run.status(f"preparing kernel source {other_spec}"):
-        other = source.resolve(other_spec, run.cache)
+    with g.status(f"preparing kernel source {other_spec}"):
+        other = source.resolve(other_spec, g.cache)
     if other.label == src.label:
         raise UsageError(f"--compare {other_spec} is the same kernel version as --kernel "
                          f"{kernel_spec} ({src.label}); compare two versions, or use --series")
-    set_sides(run, src, other)
-    with source.checked_out(src, run.cache, run.log) as a:
-        ok = run.measure(a, "base")
-    with source.checked_out(other, run.cache, run.log) as b:
-        return run.measure(b, "series") and ok
+    set_sides(g, src, other)
+    with source.checked_out(src, g.cache, g.log) as a:
+        yield Measure(a, Role.BASE)
+    with source.checked_out(other, g.cache, g.log) as b:
+        yield Measure(b, Role.SERIES)
 
 
-def with_series(run: Sides, src: source.KernelSource, spec: str, each_commit: bool) -> bool:
+def with_series(g: Ground, src: source.KernelSource, spec: str, each_commit: bool) -> Steps:
     """--series: read and apply the series once (a series that does not apply
     stops here, before anything is built), checkpatch it, measure the base, then
     base+series (and every commit with --each-commit)."""
     ser = series.load(spec, None if src.spec.startswith("debian:") else src.tree)
     if src.spec.startswith("debian:"):
-        return _with_series(run, src, ser, each_commit)
+        yield from _with_series(g, src, ser, each_commit)
+        return
     # Never apply in the developer's checkout: use a worktree in the cache, held
     # from its checkout at the base to the series side's last build.
     if ser.kind != "range" and src.versioned and source.is_dirty(src.tree):
-        run.log(f"{src.tree} has uncommitted changes; the base is its HEAD commit", "yellow")
+        g.log(f"{src.tree} has uncommitted changes; the base is its HEAD commit", "yellow")
     if not src.versioned:
         raise UsageError(f"{src.tree} is not a git tree: a series needs one (git am)")
-    with locks.tree(run.cache, source.worktree_dir(src, run.cache), exclusive=True, log=run.log):
-        return _with_series(run, source.worktree(src, run.cache, ser.base_rev or src.ref or "HEAD"),
-                            ser, each_commit)
+    with locks.tree(g.cache, source.worktree_dir(src, g.cache), exclusive=True, log=g.log):
+        yield from _with_series(g, source.worktree(src, g.cache, ser.base_rev or src.ref or "HEAD"),
+                                ser, each_commit)
 
 
-def _with_series(run: Sides, src: source.KernelSource, ser: series.Series, each_commit: bool) -> bool:
-    w = run.writer
-    run.log(f"series: {ser.describe()}")
+def record_series(g: Ground, src: source.KernelSource, ser: series.Series) -> None:
+    """The series as read, applied (its commits) and checkpatch'd, in the results."""
+    w = g.writer
+    g.log(f"series: {ser.describe()}")
     w.doc["series"] = {"spec": ser.spec, "kind": ser.kind, "cover": ser.cover,
                        "base_commit": ser.base_commit, "base_under_test": src.origin,
                        "patches": [{"number": p.number, "subject": p.subject, "name": p.name,
@@ -90,90 +171,147 @@ def _with_series(run: Sides, src: source.KernelSource, ser: series.Series, each_
     if ser.notes:
         w.doc["series"]["intake_notes"] = list(ser.notes)
         for n in ser.notes:
-            run.log(f"series intake: {n}", None)
+            g.log(f"series intake: {n}", None)
     if note := series.base_commit_note(ser, src):
         w.doc["series"]["base_commit_note"] = note
-        run.log(note, "yellow")
+        g.log(note, "yellow")
     w.flush()
-    with run.status("applying the series (trial)"):
-        with series.applied(src, ser, cache=run.cache) as ap:
+    with g.status("applying the series (trial)"):
+        with series.applied(src, ser, cache=g.cache) as ap:
             w.doc["series"]["commits"] = ap.commits
-    with run.status("checkpatch.pl"):
+    with g.status("checkpatch.pl"):
         w.doc["checkpatch"] = series.checkpatch(src.tree, ser)
     w.flush()
     for p in w.doc["checkpatch"]:
-        run.log(f"checkpatch {p['number']}/{len(ser.patches)} {p['subject']}: "
-                f"{p['errors']} errors, {p['warnings']} warnings, {p['checks']} checks")
-    if not each_commit and run.base_is_built(src):
-        return _series_over_built_base(run, src, ser)
-    ok = run.measure(src, "base")
-    with series.applied(src, ser, cache=run.cache) as ap:
-        set_sides(run, src, ap.source)
+        g.log(f"checkpatch {p['number']}/{len(ser.patches)} {p['subject']}: "
+              f"{p['errors']} errors, {p['warnings']} warnings, {p['checks']} checks")
+
+
+def _with_series(g: Ground, src: source.KernelSource, ser: series.Series, each_commit: bool) -> Steps:
+    record_series(g, src, ser)
+    if not each_commit and base_is_built(g, src):
+        yield from _series_over_built_base(g, src, ser)
+        return
+    yield Measure(src, Role.BASE)
+    with series.applied(src, ser, cache=g.cache) as ap:
+        set_sides(g, src, ap.source)
         if each_commit:
-            build_each_commit(run, ap)
-        ok = run.measure(ap.source, "series") and ok
-    return ok
+            build_each_commit(g, ap)
+        yield Measure(ap.source, Role.SERIES)
+        if each_commit:
+            tip_built(g)
 
 
-def _series_over_built_base(run: Sides, src: source.KernelSource, ser: series.Series) -> bool:
+def base_is_built(g: Ground, src: source.KernelSource) -> bool:
+    """Every page size of ``src`` is in the artifact cache: building it runs no make."""
+    return all(g.builder.is_cached(src, page, g.variant) for page in g.page_sizes)
+
+
+def _series_over_built_base(g: Ground, src: source.KernelSource, ser: series.Series) -> Steps:
     """The base is built for every page size (no make): take its artifacts while
-    the tree is at the base, then apply the series and start its builds, and
-    judge the base (its saved measurements, or boots) while the series' first
-    page size builds."""
-    base_builds = run.start_builds(src)
-    for f in base_builds:
-        f.exception()       # cache look-ups: the tree must be at the base for them
-    # and the disks made from the tree (selftests, thpmaps): with one page size
-    # they are still queued when its kernel is found, and would otherwise be
-    # made from the series' tree and keyed as the base's
-    run.tree_disks_done(src)
-    with series.applied(src, ser, cache=run.cache) as ap:
-        set_sides(run, src, ap.source)
-        builds = run.start_builds(ap.source)
-        try:
-            ok = run.measure(src, "base", base_builds)
-        except BaseException:
-            settle(builds)    # the series' tree stays applied until its build is done
-            raise
-        return run.measure(ap.source, "series", builds) and ok
+    the tree is at the base (and the disks made from it: selftests, thpmaps),
+    then apply the series and queue its builds, and judge the base (its saved
+    measurements, or boots) while the series' first page size builds."""
+    base_builds = yield Build(src, free_tree=True)
+    with series.applied(src, ser, cache=g.cache) as ap:
+        set_sides(g, src, ap.source)
+        builds = yield Build(ap.source)
+        yield Measure(src, Role.BASE, base_builds)
+        yield Measure(ap.source, Role.SERIES, builds)
 
 
-def build_each_commit(run: Sides, ap: series.Applied) -> None:
+def build_each_commit(g: Ground, ap: series.Applied) -> None:
     """Build every commit before the tip for every page size (the tip is the
     series side's own build); stop at the first that breaks."""
-    w = run.writer
+    w = g.writer
     try:
         for k, commit in enumerate(ap.commits[:-1], 1):
             series.checkout(ap.source, commit)
             subject = w.doc["series"]["patches"][k - 1]["subject"]
-            for page in run.page_sizes:
+            for page in g.page_sizes:
                 entry = {"number": k, "commit": commit, "subject": subject, "page_size": page.name}
                 try:
-                    with run.status(f"--each-commit: building {k}/{len(ap.commits)} {page.name}"):
-                        arts = run.builder.build(ap.source, page, run.variant)
+                    with g.status(f"--each-commit: building {k}/{len(ap.commits)} {page.name}"):
+                        arts = g.builder.build(ap.source, page, g.variant)
                     entry.update(ok=True, built_now=arts.built)
                     w.add("each_commit", entry)
                 except BuildError as exc:
                     entry.update(ok=False, errors=str(exc))
                     w.add("each_commit", entry)
-                    run.log(f"commit {k}/{len(ap.commits)} {subject!r} does not build "
-                            f"for {page.name}\n{exc}", "red")
+                    g.log(f"commit {k}/{len(ap.commits)} {subject!r} does not build "
+                          f"for {page.name}\n{exc}", "red")
                     return
-            run.log(f"commit {k}/{len(ap.commits)} builds for every page size")
+            g.log(f"commit {k}/{len(ap.commits)} builds for every page size")
     finally:
         series.checkout(ap.source, ap.commits[-1])
 
 
-def tip_built(w: ResultsWriter, page: matrix.PageSize, error: str | None) -> None:
+def tip_built(g: Ground) -> None:
     """With --each-commit, the series' last commit is the series side's own
-    build: record it beside the others (unless an earlier commit broke)."""
+    build: record it beside the others, per page size as the series side's
+    kernels record it (unless an earlier commit broke)."""
+    w = g.writer
     commits = (w.doc.get("series") or {}).get("commits") or []
     if not commits or any(not e["ok"] for e in w.doc.get("each_commit", [])):
         return
-    entry = {"number": len(commits), "commit": commits[-1],
-             "subject": w.doc["series"]["patches"][-1]["subject"], "page_size": page.name,
-             "ok": error is None}
-    if error is not None:
-        entry["errors"] = error
-    w.add("each_commit", entry)
+    for k in w.doc.get("kernels", []):
+        if k.get("side") != Role.SERIES:
+            continue
+        entry = {"number": len(commits), "commit": commits[-1],
+                 "subject": w.doc["series"]["patches"][-1]["subject"], "page_size": k["page_size"],
+                 "ok": not k.get("build_failed")}
+        if k.get("build_failed"):
+            entry["errors"] = k.get("error", "")
+        w.add("each_commit", entry)
 
+
+def dry_run(opts: RunOptions, cache: Path) -> list[str]:
+    """What the run would do, from what is cached now; nothing is fetched,
+    built, booted or written."""
+    o = opts
+    out: list[str] = []
+    sides = [("base", o.kernel), ("series", f"{o.kernel} + {o.series}")] if o.series else \
+        [("base", o.kernel), ("series", o.compare)] if o.compare else [("", o.kernel)]
+    tree = None
+    if o.kernel.startswith("debian:"):
+        pkg = f"linux-source-{o.kernel.split(':', 1)[1]}"
+        found = sorted((cache / "src").glob(f"{pkg}_*/linux")) if (cache / "src").is_dir() else []
+        if found:
+            tree = source.KernelSource(spec=o.kernel, tree=found[-1],
+                                       version=source.makefile_version(found[-1]), origin=pkg)
+        out.append(f"kernel {o.kernel}: " + (f"source cached at {found[-1]}" if found else f"would fetch {pkg}"))
+    else:
+        tree = source.resolve(o.kernel, cache)
+        out.append(f"kernel {o.kernel}: {tree.origin}")
+    builder = Builder(cache, jobs=o.jobs, extra=extra_fragment(cache, o.extra_config))
+    cells = [f"{p.name}-{f.name}" for p in o.page_sizes for f in o.filesystems
+             if o.cells is None or f"{p.name}-{f.name}" in o.cells]
+    if o.series:
+        out += series.describe_read(series.load(o.series, None if tree is None or
+                                                o.kernel.startswith("debian:") else tree.tree))
+    base_built = {page.name: bool(tree is not None and tree.versioned and not tree.ref
+                                  and builder.is_cached(tree, page, o.variant))
+                  for page in o.page_sizes}
+    for side, what in sides:
+        for page in o.page_sizes:
+            n = sum(c.startswith(f"{page.name}-") for c in cells)
+            if side == "series" and o.series:
+                build = ("would build base + series over the base's build directory (only what "
+                         "the series touches recompiles)" if base_built[page.name]
+                         else "would build base + series after the base")
+            elif side == "series":
+                build = "would build, or cached"
+            elif base_built[page.name]:
+                build = "already built (cached)"
+            else:
+                build = "would build"
+            out.append(f"{side or 'run'} {what} {page.name}: kernel {build}; {n} cell(s), one boot each"
+                       + (" (saved clean measurements reused unless --fresh)" if side != "series" else ""))
+    out.append(f"cells: {', '.join(cells)}")
+    out.append(f"checks: {', '.join(c.name for c in o.checks)}; {o.guests} guest(s) at a time, "
+               f"{o.cpus} vCPU(s), {o.memory_mb} MB and {o.numa_nodes} NUMA node(s) each, make -j{builder.jobs}"
+               + (f", extra config {' '.join(o.extra_config)}" if o.extra_config else ""))
+    if o.two_sided:
+        out.append("the base is booted twice for the noise of each figure unless a second clean "
+                   "boot is saved; the series side boots again for figures that moved")
+    return out

@@ -13,7 +13,7 @@ import pytest
 from foliofarm import matrix, repro
 from foliofarm.cli import main
 from foliofarm.judge import checks
-from foliofarm.runner import RunOptions
+from foliofarm.plan import RunOptions
 
 ROOT = Path(__file__).resolve().parent.parent
 

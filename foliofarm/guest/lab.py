@@ -1,0 +1,237 @@
+"""The lab: what carries out a plan's steps. It builds a kernel source for every
+page size on one build thread (the next page size builds while this one boots),
+makes the disks the cells need (the filesystem images, and from each tree its
+selftests and thpmaps disks) and measures each built kernel on its cells
+(measure.py; page sizes overlap, --guests cells at once across them)."""
+
+from __future__ import annotations
+
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import nullcontext
+from pathlib import Path
+from typing import Any, Callable
+
+from foliofarm import images, matrix, measure, plan, pyroot, report, rootfs, selftests
+from foliofarm.errors import BuildError, FarmError
+from foliofarm.guest import ktap
+from foliofarm.intake import source
+from foliofarm.judge.checks import Outcome
+from foliofarm.kernel.build import Artifacts, Builder, extra_fragment
+from foliofarm.matrix import Cell
+from foliofarm.plan import Build, Measure, Role, RunOptions, Step
+from foliofarm.results import ResultsWriter
+from foliofarm.util import settle
+
+# One page size's build: the artifacts and their initramfs, or what stopped it.
+Built = tuple[Artifacts | None, Path | None, FarmError | None]
+# A tree's disk (selftests, thpmaps), or why there is none.
+TreeDisk = tuple[Path | None, str | None]
+
+
+def no_status(message: str) -> nullcontext[None]:
+    """The status line of a page size's thread: none (the main thread has it)."""
+    return nullcontext()
+
+
+class Lab:
+    def __init__(self, opts: RunOptions, writer: ResultsWriter, cache: Path,
+                 log: Callable[..., None], status: Callable[[str], Any]) -> None:
+        self.opts = opts
+        self.writer = writer
+        self.cache = cache
+        self.log = log
+        self.status = status
+        self.builder = Builder(cache, log=log, jobs=opts.jobs, extra=extra_fragment(cache, opts.extra_config))
+        self.disks: dict[str, Path] = {}
+        self.swap: Path | None = None
+        self.mm_scratch: dict[str, Path] = {}
+        self.kernel_xy = ""     # "X.Y" of the kernel being measured, for expectations
+        self.build_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="build")
+        self.drawn: dict[tuple[str, str], bytes] = {}   # plots drawn as page sizes finish
+        # per source tree (by id): its selftests and thpmaps disks, made after its first kernel
+        self.selftests: dict[int, Future[TreeDisk]] = {}
+        self.thpmaps: dict[int, Future[TreeDisk]] = {}
+        self.ktap_parser: Path | None = None
+
+    def ground(self) -> plan.Ground:
+        """What the plan works with."""
+        return plan.Ground(writer=self.writer, cache=self.cache, builder=self.builder,
+                           page_sizes=self.opts.page_sizes, variant=self.opts.variant,
+                           log=self.log, status=self.status)
+
+    def make_disks(self) -> None:
+        """The filesystem images of the run's cells, the swap image, and for the
+        selftests their scratch filesystems."""
+        o = self.opts
+        self.disks = {fs.name: images.image(self.cache, fs.name) for fs in o.filesystems}
+        self.swap = images.swap_image(self.cache)
+        if measure.wants_selftests(o.checks):
+            self.mm_scratch = {fs.name: img for fs in o.filesystems
+                               if (img := images.scratch_image(self.cache, fs.name))}
+
+    def fetch_ktap_parser(self, src: source.KernelSource) -> None:
+        """The pinned KTAP parser (guest/ktap.py), from the pinned Debian
+        kernel's pristine tree: this run's own where it is that kernel."""
+        if not measure.wants_selftests(self.opts.checks):
+            return
+        pinned = f"debian:{ktap.PARSER_KERNEL}"
+        self.ktap_parser = ktap.parser_dir(self.cache, lambda: src.tree if src.spec == pinned
+                                           else source.resolve(pinned, self.cache).tree)
+
+    def do(self, step: Step) -> Any:
+        """Carry out one step of the plan; the reply the plan is sent."""
+        if isinstance(step, Build):
+            builds = self.start_builds(step.source)
+            if step.free_tree:
+                for f in builds:
+                    f.exception()       # cache look-ups: the tree must be as it is for them
+                self.tree_disks_done(step.source)
+            return builds
+        return self.measure(step.source, step.role, step.builds)
+
+    def close(self) -> None:
+        """Settle every queued build (a plan's tree stays as it is until then)."""
+        self.build_pool.shutdown(wait=True, cancel_futures=True)
+
+    # -- one kernel source, every page size ---------------------------------------
+
+    def measure(self, src: source.KernelSource, role: Role | None,
+                builds: list[Future[Built]] | None = None) -> bool:
+        """Build ``src`` for every page size and measure it on every cell.
+        ``builds``: its builds already queued (start_builds)."""
+        self.kernel_xy = src.xy
+        ok = True
+        builds = builds if builds is not None else self.start_builds(src)
+        label = plan.label(src, self.opts.variant)
+        # Each page size is measured on a thread of its own as soon as it is
+        # built; the guest slots keep to --guests at once across them, so the
+        # next page size's first cell takes the core this one's last cell
+        # leaves free. The status line is the main thread's alone.
+        slots = measure.GuestSlots(self.opts.guests)
+        try:
+            with ThreadPoolExecutor(max_workers=len(builds), thread_name_prefix="page") as pages:
+                measuring = []
+                for page, fut in zip(self.opts.page_sizes, builds):
+                    with (self.status(f"building {label} {page.name} (make Image modules)")
+                          if not fut.done() else nullcontext()):
+                        built = fut.result()
+                    measuring.append(pages.submit(self._page_size, built, src, page, role, slots))
+                with self.status(f"measuring {label}"):
+                    for f in measuring:
+                        ok = f.result() and ok
+        finally:
+            settle(builds)   # the tree they build must not change under a running one
+        return ok
+
+    def start_builds(self, src: source.KernelSource) -> list[Future[Built]]:
+        """Queue ``src``'s build for every page size on the lab's one build
+        thread: the next page size builds while this one boots and runs its
+        checks (a TCG guest mostly keeps one core busy, make gets the rest),
+        and a series' first build runs while its warm base is judged. The tree
+        must stay as it is until the builds are settled (util.settle)."""
+        futures = []
+        for i, page in enumerate(self.opts.page_sizes):
+            futures.append(self.build_pool.submit(self._build, src, page))
+            if i == 0 and measure.wants(self.opts.checks, "thpmaps"):
+                self.thpmaps[id(src)] = self.build_pool.submit(self._thpmaps_disk, src)
+            if i == 0 and measure.wants_selftests(self.opts.checks):
+                # after the first kernel: its cells boot as soon as both are there
+                self.selftests[id(src)] = self.build_pool.submit(self._selftests_disk, src)
+        return futures
+
+    def tree_disks_done(self, src: source.KernelSource) -> None:
+        """Wait for the disks made from ``src``'s tree (its selftests, thpmaps)."""
+        for made in (self.thpmaps, self.selftests):
+            if id(src) in made:
+                made[id(src)].exception()
+
+    def _thpmaps_disk(self, src: source.KernelSource) -> TreeDisk:
+        """Debian's Python and ``src``'s tools/mm/thpmaps on their disk (build
+        thread); or None and why not: the other checks run all the same."""
+        try:
+            return pyroot.image(self.cache, src), None
+        except FarmError as exc:
+            self.log(f"thpmaps disk of {plan.label(src, self.opts.variant)}: {exc}", "red")
+            return None, str(exc)
+
+    def _selftests_disk(self, src: source.KernelSource) -> TreeDisk:
+        """The mm selftests of ``src`` built and put on their disk (build
+        thread); or None and why not: the other checks run all the same."""
+        try:
+            st = selftests.build(self.cache, src, self.builder.jobs, log=self.log)
+            return selftests.image(self.cache, st, rootfs.bash(self.cache)), None
+        except FarmError as exc:
+            self.log(f"mm selftests of {plan.label(src, self.opts.variant)}: {exc}", "red")
+            return None, str(exc)
+
+    def _build(self, src: source.KernelSource, page: matrix.PageSize) -> Built:
+        """Build one kernel and its initramfs (in the build thread: no writer, no status)."""
+        try:
+            arts = self.builder.build(src, page, self.opts.variant)
+            return arts, rootfs.initramfs(self.cache, arts), None
+        except FarmError as exc:
+            return None, None, exc
+
+    def _page_size(self, built: Built, src: source.KernelSource, page: matrix.PageSize,
+                   role: Role | None, slots: measure.GuestSlots | None = None) -> bool:
+        w = self.writer
+        label = plan.label(src, self.opts.variant)
+        cells = [Cell(page, fs, label) for fs in self.opts.filesystems
+                 if self.opts.cells is None or f"{page.name}-{fs.name}" in self.opts.cells]
+        entry: dict[str, Any] = {"page_size": page.name, "kernel": label, "side": role}
+        arts, initrd, exc = built
+        if isinstance(exc, BuildError):
+            entry.update(build_failed=True, error=str(exc))
+            w.add("kernels", entry)
+            self._error_cells(cells, f"build failed: {exc}")
+            return role == Role.SERIES   # a series that breaks the build is a verdict, not an incomplete run
+        if exc is not None or arts is None or initrd is None:
+            self._error_cells(cells, f"build failed: {exc}")
+            return False
+        meta = arts.meta()
+        if self.opts.extra_config:
+            entry["extra_config"] = list(self.opts.extra_config)
+        entry.update(artifacts=str(arts.dir), built_now=arts.built,
+                     build_seconds=meta.get("seconds"), reproduce=meta.get("reproduce"),
+                     absent_optional=meta.get("absent_optional", []))
+        w.add("kernels", entry)
+        self.log(f"kernel {label} {page.name}: {'built' if arts.built else 'cached'} {arts.dir.name}")
+        k = measure.Kernel(arts=arts, initrd=initrd, cells=cells, disks=self.disks,
+                           kernel_xy=self.kernel_xy, side=role, swap=self.swap,
+                           mm_scratch=self.mm_scratch)
+        if id(src) in self.selftests:
+            k.selftests, k.selftests_error = self.selftests[id(src)].result()
+        if id(src) in self.thpmaps:
+            k.thpmaps, k.thpmaps_error = self.thpmaps[id(src)].result()
+        ok = measure.measure_kernel(self.context(slots), k,
+                                    reuse_base=role != Role.SERIES and not self.opts.fresh,
+                                    want_noise=role == Role.BASE and self.opts.two_sided)
+        if role != Role.BASE:
+            self._draw(page)
+        return ok
+
+    def _draw(self, page: matrix.PageSize) -> None:
+        """This page size's plots, while the next one is measured (its cells
+        are final: both sides of a series run are measured)."""
+        with self.writer.lock:
+            part = report.page_part(self.writer.doc, page.name)
+        try:
+            self.drawn.update(report.plots(part, {page.name}))
+        except Exception as exc:   # the report at the end draws them again, or says why not
+            self.log(f"plots of {page.name} not drawn now: {exc}", "yellow")
+
+    def context(self, slots: measure.GuestSlots | None = None) -> measure.Context:
+        """What measuring needs; with ``slots`` it runs on a page size's thread,
+        which shares the guests and shows no status line of its own."""
+        o = self.opts
+        return measure.Context(writer=self.writer, cache=self.cache, checks=o.checks,
+                               accel=o.accel, boot_timeout=o.boot_timeout,
+                               log=self.log, status=self.status if slots is None else no_status,
+                               guests=o.guests, cpus=o.cpus, memory_mb=o.memory_mb,
+                               numa_nodes=o.numa_nodes, slots=slots, ktap_parser=self.ktap_parser)
+
+    def _error_cells(self, cells: list[Cell], message: str) -> None:
+        for cell in cells:
+            for chk in self.opts.checks:
+                self.writer.record(cell, Outcome(chk.name, "error", message))
+        self.log(message, "red")
