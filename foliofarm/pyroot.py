@@ -18,7 +18,8 @@ from foliofarm.intake.apt import PrivateApt
 from foliofarm.errors import InfraError
 from foliofarm.paths import VMTESTS
 from foliofarm.intake.source import KernelSource
-from foliofarm.util import (StagingDir, check_free_space, run, seal, sealed, sha256_files, sha256_text,
+from foliofarm.util import (StagingDir, check_free_space, code_digest, run, seal, sealed, sha256_files,
+                            sha256_text,
                             tmp_dir)
 
 PACKAGES = ["python3-minimal", "python3-numpy"]
@@ -40,7 +41,7 @@ def sysroot(cache: Path) -> Path:
     apt = PrivateApt(cache / "apt", matrix.defaults()["guest_suite"], "arm64")
     pkgs = apt.closure(PACKAGES)
     # and by this recipe: a change to how the root is made makes a new one
-    key = sha256_text(*(f"{n}={v}" for n, v in pkgs), sha256_files([Path(__file__)]))[:16]
+    key = sha256_text(*(f"{n}={v}" for n, v in pkgs), code_digest(Path(__file__)))[:16]
     final = cache / "guest" / f"pyroot-{key}"
     if sealed(final / ".complete"):
         return final

@@ -35,7 +35,7 @@ from foliofarm.kernel.build import CROSS_COMPILE, toolchain_id
 from foliofarm.errors import InfraError
 from foliofarm.intake.source import KernelSource
 from foliofarm.paths import VMTESTS
-from foliofarm.util import (StagingDir, check_free_space, clean_stale_staging, run, seal, sealed,
+from foliofarm.util import (StagingDir, check_free_space, clean_stale_staging, code_digest, run, seal, sealed,
                             sha256_files, sha256_text, tmp_dir, write_json)
 
 RECIPE = "mm-selftests 1"
@@ -104,7 +104,7 @@ def build(cache: Path, src: KernelSource, jobs: int = 2,
 
 def _build(cache: Path, src: KernelSource, root: Path, jobs: int,
            log: Callable[[str], None]) -> Selftests:
-    recipe = sha256_text(RECIPE, toolchain_id(), root.name, sha256_files([Path(__file__)]))[:12]
+    recipe = sha256_text(RECIPE, toolchain_id(), root.name, code_digest(Path(__file__)))[:12]
     state = sha256_text(src.state())[:16] if src.versioned else \
         sha256_files(sorted((src.tree / MM).iterdir()))[:16]
     final = cache / "selftests" / f"{src.label}-{state}-{recipe}"

@@ -98,3 +98,26 @@ def test_the_check_sees_an_import_of_a_moved_module(tmp_path):
     f.write_text("from foliofarm import source\nfrom foliofarm.build import Builder\n"
                  "from foliofarm.intake import apt\nfrom foliofarm.kernel.build import Builder\n")
     assert {d for d in imports(f) if not exists(d)} == {"foliofarm.source", "foliofarm.build"}
+
+
+def test_a_recipe_key_survives_a_move_but_not_a_change(tmp_path):
+    """Cache keys made from a module's code (the selftests and thpmaps recipes)
+    do not change when the module moves or its imports do: a move rebuilds
+    nothing. A change to the code makes a new key."""
+    from foliofarm.util import code_digest
+    a = tmp_path / "selftests.py"
+    a.write_text('"""Recipe."""\nfrom foliofarm import images\n\ndef build():\n    return 1  # one\n')
+    moved = tmp_path / "guest" / "selftests_disk.py"
+    moved.parent.mkdir()
+    moved.write_text('"""Recipe."""\nfrom foliofarm.guest import images\nimport os\n\n\n'
+                     'def build():\n    return 1    # the same\n')
+    changed = tmp_path / "changed.py"
+    changed.write_text('"""Recipe."""\nfrom foliofarm import images\n\ndef build():\n    return 2\n')
+    assert code_digest(a) == code_digest(moved) != code_digest(changed)
+
+
+def test_no_cache_key_is_made_from_a_module_path():
+    """sha256_files() hashes file names: a module's own file must go through code_digest()."""
+    offenders = [p.relative_to(PKG.parent) for _, p in modules()
+                 if "sha256_files([Path(__file__)" in p.read_text()]
+    assert not offenders
