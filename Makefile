@@ -31,19 +31,19 @@ integration: setup
 ## without --cold leaves out the cold run and the raw makes)
 BENCH_ARGS ?= --cold
 bench: setup
-	$(VENV)/bin/python -m foliofarm.bench --results "$(RESULTS)/bench" $(BENCH_ARGS)
-	$(VENV)/bin/python -m foliofarm.mutants --results "$(RESULTS)/mutants"
-	$(VENV)/bin/python -m foliofarm.faults --results "$(RESULTS)/faults"
+	$(VENV)/bin/python -m foliofarm.selfcheck.bench --results "$(RESULTS)/bench" $(BENCH_ARGS)
+	$(VENV)/bin/python -m foliofarm.selfcheck.mutants --results "$(RESULTS)/mutants"
+	$(VENV)/bin/python -m foliofarm.selfcheck.faults --results "$(RESULTS)/faults"
 
 ## mutants: every own mutant of 7.3 as a series against the warm base, and the
 ## benign series; prints caught/total (MUTANTS_ARGS='--only NAME' for one)
 mutants: setup
-	$(VENV)/bin/python -m foliofarm.mutants --results "$(RESULTS)/mutants" $(MUTANTS_ARGS)
+	$(VENV)/bin/python -m foliofarm.selfcheck.mutants --results "$(RESULTS)/mutants" $(MUTANTS_ARGS)
 
 ## faults: kill -9 at each stage, QEMU killed, damaged cache files, full disks;
 ## prints faults tried / survived (FAULTS_ARGS='--only NAME' for some)
 faults: setup
-	$(VENV)/bin/python -m foliofarm.faults --results "$(RESULTS)/faults" $(FAULTS_ARGS)
+	$(VENV)/bin/python -m foliofarm.selfcheck.faults --results "$(RESULTS)/faults" $(FAULTS_ARGS)
 
 ## fuzz: the fuzz suite with fresh inputs, 5000 per target (make test runs 500, seeded)
 fuzz: setup

@@ -28,12 +28,13 @@ import time
 from pathlib import Path
 from typing import Any, Iterator
 
-from foliofarm import locks, series
+from foliofarm import locks
+from foliofarm.intake import series
 from foliofarm.intake import source
 from foliofarm.errors import FarmError, InfraError, UsageError
 from foliofarm.judge import checks, figures
 from foliofarm.paths import ROOT, cache_dir
-from foliofarm.shell import parse_cell
+from foliofarm.guest.shell import parse_cell
 from foliofarm.util import write_atomic, write_json
 
 GOOD, BAD, SKIP, ABORT = 0, 1, 125, 128

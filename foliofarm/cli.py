@@ -8,7 +8,8 @@ import os
 import sys
 from pathlib import Path
 
-from foliofarm import matrix, series
+from foliofarm import matrix
+from foliofarm.intake import series
 from foliofarm.intake import source
 from foliofarm.judge import checks
 from foliofarm.errors import FarmError, UsageError
@@ -222,7 +223,7 @@ def main(argv: list[str] | None = None) -> int:
             # a guest shape QEMU cannot make is refused before anything builds
             numa_layout(args.memory, args.cpus, args.numa_nodes)
         if args.cmd == "shell":
-            from foliofarm import shell
+            from foliofarm.guest import shell
             source.validate_spec(args.kernel)
             return shell.main(shell.ShellOptions(
                 cell=args.cell, kernel=args.kernel, series=args.series,

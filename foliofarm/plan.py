@@ -16,12 +16,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Generator
 
-from foliofarm import locks, matrix, series
+from foliofarm import locks, matrix
+from foliofarm.intake import series
 from foliofarm.errors import BuildError, UsageError
 from foliofarm.intake import source
 from foliofarm.judge.checks import Check
 from foliofarm.kernel.build import Builder, extra_fragment
-from foliofarm.results import ResultsWriter
+from foliofarm.report.results import ResultsWriter
 
 
 class Role(enum.StrEnum):

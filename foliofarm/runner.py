@@ -12,14 +12,15 @@ from contextlib import contextmanager, nullcontext
 from rich.console import Console
 from rich.text import Text
 
-from foliofarm import hosttools, plan, report, repro, summary
+from foliofarm import hosttools, plan, report
+from foliofarm.report import repro, summary
 from foliofarm.errors import FarmError, UsageError
 from foliofarm.guest.lab import Lab
 from foliofarm.guest.qemu import QEMU
 from foliofarm.intake import source
 from foliofarm.paths import cache_dir
 from foliofarm.plan import Measure, RunOptions
-from foliofarm.results import ResultsWriter
+from foliofarm.report.results import ResultsWriter
 from foliofarm.util import clean_stale_tmp
 
 __all__ = ["Run", "RunOptions"]

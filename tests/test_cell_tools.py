@@ -10,7 +10,8 @@ from pathlib import Path
 import pexpect
 import pytest
 
-from foliofarm import matrix, repro
+from foliofarm import matrix
+from foliofarm.report import repro
 from foliofarm.cli import main
 from foliofarm.judge import checks
 from foliofarm.plan import RunOptions

@@ -285,7 +285,7 @@ def test_a_move_a_second_series_boot_does_not_repeat_is_noise():
     noise and listed as unconfirmed; a move that repeats stays `changed`."""
     from foliofarm import matrix
     from foliofarm.judge import checks
-    from foliofarm.measure import moved_pairs, settle_moves
+    from foliofarm.guest.measure import moved_pairs, settle_moves
     d, base, series = _pair("benign-4k", "exec-text")
     series["metrics"]["mapped_pages"] += 16
     series["metrics"]["max_folio_kb"] = 128
@@ -311,7 +311,7 @@ def test_a_killed_runs_results_get_their_verdicts_from_report(tmp_path):
     cells); `foliofarm report` on the results of a run killed before its end
     judges them, and the end of a run writes them."""
     from foliofarm.cli import main
-    from foliofarm.results import ResultsWriter
+    from foliofarm.report.results import ResultsWriter
     d = doc("neg-exec-text-4k")
     w = ResultsWriter(tmp_path, ["foliofarm", "run"], run_id="killed")
     w.doc.update({k: v for k, v in d.items() if k not in ("verdicts", "run_id", "complete")})

@@ -1,4 +1,4 @@
-"""A bounded sample of `make faults` (foliofarm/faults.py) on the warm 4K 7.3
+"""A bounded sample of `make faults` (foliofarm/selfcheck/faults.py) on the warm 4K 7.3
 kernel, for real: QEMU killed mid-check, the run killed -9 during a check, and
 damaged saved measurements. The whole suite is `make faults`."""
 
@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from foliofarm import faults
+from foliofarm.selfcheck import faults
 
 pytestmark = [pytest.mark.integration, pytest.mark.budget]
 

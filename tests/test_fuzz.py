@@ -20,7 +20,8 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from foliofarm import report, schema, series
+from foliofarm import report, schema
+from foliofarm.intake import series
 from foliofarm.intake import source
 from foliofarm.kernel.build import Builder
 from foliofarm.errors import FarmError
@@ -29,7 +30,7 @@ from foliofarm.guest.session import parse_ktap
 from foliofarm.judge import checks
 from foliofarm.paths import cache_dir
 from foliofarm.report import text
-from foliofarm.results import junit_xml
+from foliofarm.report.results import junit_xml
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from foliofarm import series
+from foliofarm.intake import series
 from foliofarm.errors import UsageError
 
 from test_series import git, tree  # noqa: F401  (the tiny git tree fixture)

@@ -15,11 +15,10 @@ PKG = Path(__file__).resolve().parent.parent / "foliofarm"
 # Higher numbers may import lower ones and their own level, never higher.
 LEVELS: dict[str, int] = {
     "__main__": 6, "cli": 6,
-    "runner": 5, "bench": 5, "mutants": 5, "faults": 5, "bisect": 5, "shell": 5,
-    "plan": 4, "guest": 4, "measure": 4, "images": 4, "rootfs": 4, "selftests": 4,
-    "pyroot": 4, "repro": 4,
-    "kernel": 3, "report": 3, "results": 3, "summary": 3,
-    "intake": 2, "judge": 2, "series": 2,
+    "runner": 5, "selfcheck": 5, "bisect": 5,
+    "plan": 4, "guest": 4,
+    "kernel": 3, "report": 3,
+    "intake": 2, "judge": 2,
     "util": 1, "matrix": 1, "errors": 1, "paths": 1, "datafiles": 1, "locks": 1,
     "hosttools": 1, "sandbox": 1, "schema": 1,
 }

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from foliofarm import locks, series
+from foliofarm import locks
+from foliofarm.intake import series
 from foliofarm.intake import source
 from test_series import git, tree  # noqa: F401  (the tiny real git tree fixture)
 
@@ -130,7 +131,7 @@ def test_a_base_build_waits_while_another_run_has_a_series_applied(tree, tmp_pat
     code = textwrap.dedent(f"""
         import sys
         from pathlib import Path
-        from foliofarm import series
+        from foliofarm.intake import series
         from foliofarm.intake.source import KernelSource
         src = KernelSource(spec="debian:7.3", tree=Path({str(t)!r}), version="7.3.4", origin="x")
         with series.applied(src, series.load({str(tmp_path / 's.mbox')!r}), cache=Path({str(tmp_path / 'cache')!r})):

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from foliofarm import mutants
+from foliofarm.selfcheck import mutants
 from foliofarm.cli import main
 
 pytestmark = pytest.mark.integration

@@ -10,7 +10,7 @@ import tomllib
 
 import pytest
 
-from foliofarm import mutants
+from foliofarm.selfcheck import mutants
 
 pytestmark = pytest.mark.integration
 

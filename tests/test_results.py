@@ -8,7 +8,7 @@ from foliofarm import matrix
 from foliofarm.judge import checks
 from foliofarm.judge.checks import Outcome
 from foliofarm.matrix import Cell
-from foliofarm.results import ResultsWriter, exit_code
+from foliofarm.report.results import ResultsWriter, exit_code
 
 
 def cell(page="4k", fs="xfs", kernel="7.3") -> Cell:
@@ -56,7 +56,7 @@ def test_junit_has_a_suite_per_cell_and_outcomes(tmp_path):
 
 
 def test_junit_has_the_verdicts_of_a_series_run_with_times():
-    from foliofarm.results import junit_xml
+    from foliofarm.report.results import junit_xml
     d = json.loads((Path(__file__).parent / "data" / "results" / "neg-exec-text-4k.json").read_text())
     root = ET.fromstring(junit_xml(d).split("\n", 1)[1])
     suites = {s.get("name"): s for s in root}
@@ -114,7 +114,7 @@ def test_evaluate_rejects_garbage_dump():
 
 def test_ktap_parsing_and_console_outcome():
     from foliofarm.guest.session import parse_ktap
-    from foliofarm.measure import console_outcome
+    from foliofarm.guest.measure import console_outcome
     k = parse_ktap("KTAP version 1\n1..1\n# read_ahead_kb 128\nok 1 exec-text\n")
     assert k["results"] == [(True, "exec-text", "")] and not k.get("not_ok")
     k = parse_ktap("KTAP version 1\n1..1\nok 1 anon-mthp # SKIP no /sys/x\n")
@@ -134,8 +134,8 @@ def test_none_metric_breaks_a_bound_instead_of_crashing():
 def test_saved_measurements_are_reused_only_whole(tmp_path):
     """A clean boot's measurements are reused by the next run with the same
     inputs; a truncated, edited or incomplete file is removed and measured again."""
-    from foliofarm import measure
-    from foliofarm.measure import Context, Kernel, load_saved
+    from foliofarm.guest import measure
+    from foliofarm.guest.measure import Context, Kernel, load_saved
     said = []
     chk = checks.catalogue()["exec-text"]
     ctx = Context(writer=None, cache=tmp_path, checks=[chk], accel="tcg", boot_timeout=300,
@@ -158,8 +158,8 @@ def test_a_fresh_boot_keeps_the_one_it_replaces_as_the_noise_sample(tmp_path):
     """--fresh measures again; the clean boot it replaces becomes the repeat, so
     a series run's base needs no second boot for the noise, and the pair is
     sealed together."""
-    from foliofarm import measure
-    from foliofarm.measure import Context, Kernel, load_saved
+    from foliofarm.guest import measure
+    from foliofarm.guest.measure import Context, Kernel, load_saved
     chk = checks.catalogue()["exec-text"]
     ctx = Context(writer=None, cache=tmp_path, checks=[chk], accel="tcg", boot_timeout=300,
                   log=lambda m, s=None: None, status=None)
@@ -179,7 +179,7 @@ def test_a_fresh_boot_keeps_the_one_it_replaces_as_the_noise_sample(tmp_path):
 def test_noise_is_learnt_from_every_clean_boot_of_the_base():
     """Three boots: a figure steady in the first pair that moves in the third
     has that move as its noise; one that is None in a boot is never steady."""
-    from foliofarm.measure import fold, noise_of
+    from foliofarm.guest.measure import fold, noise_of
     boots = [{"4k-xfs": {"cow": {"a": 663, "b": 1, "c": 5}}},
              {"4k-xfs": {"cow": {"a": 663, "b": 1, "c": 5}}},
              {"4k-xfs": {"cow": {"a": 662, "b": None, "c": 5}}}]

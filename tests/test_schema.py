@@ -124,7 +124,7 @@ def test_the_writer_refuses_what_the_reader_would(tmp_path):
     that says so: the document stays readable."""
     from foliofarm.judge.checks import Outcome
     from foliofarm.matrix import Cell, filesystems, page_sizes
-    from foliofarm.results import ResultsWriter
+    from foliofarm.report.results import ResultsWriter
     w = ResultsWriter(tmp_path, ["foliofarm", "run"])
     cell = Cell(page_sizes()["4k"], filesystems()["xfs"], "7.3")
     w.record(cell, Outcome("thpmaps", "pass", "", {"rows": [{"counter": "x"}]}))

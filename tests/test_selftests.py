@@ -1,8 +1,8 @@
-"""The kernel's mm selftests built from the tree under test (foliofarm/selftests.py)."""
+"""The kernel's mm selftests built from the tree under test (foliofarm/guest/selftests_disk.py)."""
 
 import pytest
 
-from foliofarm import selftests
+from foliofarm.guest import selftests_disk
 from foliofarm.intake import source
 from foliofarm.paths import cache_dir
 
@@ -24,10 +24,10 @@ make: *** [../lib.mk:225: /cache/selftests/.7.3-84ba.tmp-23877/bin/process_madv]
 
 
 def test_first_error_names_each_tests_own_error():
-    assert "__isoc23_strtoul" not in selftests.first_error(LOG, "process_madv")
-    assert "undefined reference to `__isoc23_strtoul'" in selftests.first_error(LOG, "migration")
-    assert "clone3_selftests.h" in selftests.first_error(LOG, "process_madv")
-    assert selftests.first_error(LOG, "cow").startswith("not built")
+    assert "__isoc23_strtoul" not in selftests_disk.first_error(LOG, "process_madv")
+    assert "undefined reference to `__isoc23_strtoul'" in selftests_disk.first_error(LOG, "migration")
+    assert "clone3_selftests.h" in selftests_disk.first_error(LOG, "process_madv")
+    assert selftests_disk.first_error(LOG, "cow").startswith("not built")
 
 
 @pytest.mark.integration
@@ -35,7 +35,7 @@ def test_mm_selftests_build_static_arm64_and_are_cached():
     """7.3's mm selftests, every one the Makefile lists, static arm64 programs;
     the second call takes them from the cache."""
     src = source.resolve("debian:7.3", cache_dir())
-    st = selftests.build(cache_dir(), src)
+    st = selftests_disk.build(cache_dir(), src)
     assert st.missing == {}, st.missing
     for name in ("cow", "khugepaged", "split_huge_page_test", "guard-regions", "run_vmtests.sh",
                  "ksft_thp.sh"):
@@ -46,5 +46,5 @@ def test_mm_selftests_build_static_arm64_and_are_cached():
     phentsize, phnum = int.from_bytes(elf[54:56], "little"), int.from_bytes(elf[56:58], "little")
     types = [int.from_bytes(elf[phoff + i * phentsize:][:4], "little") for i in range(phnum)]
     assert 3 not in types     # no PT_INTERP: static
-    again = selftests.build(cache_dir(), src)
+    again = selftests_disk.build(cache_dir(), src)
     assert not again.built and again.dir == st.dir

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from foliofarm import series
+from foliofarm.intake import series
 from foliofarm.intake import source
 from foliofarm.errors import UsageError
 from foliofarm.intake.source import GIT_IDENTITY, KernelSource

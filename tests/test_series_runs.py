@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from foliofarm import series
+from foliofarm.intake import series
 from foliofarm.intake import source
 from foliofarm.judge import checks
 from foliofarm.cli import main

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from foliofarm import summary
+from foliofarm.report import summary
 from foliofarm.judge import checks, compare
 
 DATA = Path(__file__).resolve().parent / "data" / "results"

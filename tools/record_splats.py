@@ -18,7 +18,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from foliofarm import matrix, rootfs  # noqa: E402
+from foliofarm import matrix
+from foliofarm.guest import rootfs
 from foliofarm.intake import source  # noqa: E402
 from foliofarm.kernel.build import Builder  # noqa: E402
 from foliofarm.errors import GuestError  # noqa: E402

@@ -11,7 +11,8 @@ from contextlib import nullcontext
 from pathlib import Path
 from typing import Any, Callable
 
-from foliofarm import images, matrix, measure, plan, pyroot, report, rootfs, selftests
+from foliofarm.guest import images, measure, pyroot, rootfs, selftests_disk
+from foliofarm import matrix, plan, report
 from foliofarm.errors import BuildError, FarmError
 from foliofarm.guest import ktap
 from foliofarm.intake import source
@@ -19,7 +20,7 @@ from foliofarm.judge.checks import Outcome
 from foliofarm.kernel.build import Artifacts, Builder, extra_fragment
 from foliofarm.matrix import Cell
 from foliofarm.plan import Build, Measure, Role, RunOptions, Step
-from foliofarm.results import ResultsWriter
+from foliofarm.report.results import ResultsWriter
 from foliofarm.util import settle
 
 # One page size's build: the artifacts and their initramfs, or what stopped it.
@@ -158,8 +159,8 @@ class Lab:
         """The mm selftests of ``src`` built and put on their disk (build
         thread); or None and why not: the other checks run all the same."""
         try:
-            st = selftests.build(self.cache, src, self.builder.jobs, log=self.log)
-            return selftests.image(self.cache, st, rootfs.bash(self.cache)), None
+            st = selftests_disk.build(self.cache, src, self.builder.jobs, log=self.log)
+            return selftests_disk.image(self.cache, st, rootfs.bash(self.cache)), None
         except FarmError as exc:
             self.log(f"mm selftests of {plan.label(src, self.opts.variant)}: {exc}", "red")
             return None, str(exc)

@@ -17,7 +17,7 @@ from foliofarm.intake.apt import PrivateApt
 from foliofarm.errors import InfraError, UsageError
 from foliofarm.util import StagingDir, check_free_space, clean_stale_staging, run, sha256_text
 
-# The branch a series is applied on (foliofarm/series.py).
+# The branch a series is applied on (foliofarm/intake/series.py).
 WORK_BRANCH = "foliofarm-series"
 
 GIT_IDENTITY = {

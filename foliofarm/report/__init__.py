@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from foliofarm import matrix, schema
-from foliofarm.results import junit_xml
+from foliofarm.report.results import junit_xml
 from foliofarm.judge import compare
 from foliofarm.judge.compare import FIGURES, quiet_subtest
 from foliofarm.util import write_atomic, write_json

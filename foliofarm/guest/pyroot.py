@@ -13,7 +13,8 @@ import os
 import shutil
 from pathlib import Path
 
-from foliofarm import hosttools, images, matrix
+from foliofarm import hosttools, matrix
+from foliofarm.guest import images
 from foliofarm.intake.apt import PrivateApt
 from foliofarm.errors import InfraError
 from foliofarm.paths import VMTESTS

@@ -26,7 +26,7 @@ from foliofarm.guest.session import BootPlan, check_timeout, run_boots
 from foliofarm.judge import compare, figures
 from foliofarm.judge.checks import Check, Outcome, judge_measurement
 from foliofarm.matrix import Cell
-from foliofarm.results import ResultsWriter
+from foliofarm.report.results import ResultsWriter
 from foliofarm.util import sha256_text, tmp_dir, write_json
 
 

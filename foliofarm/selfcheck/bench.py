@@ -53,7 +53,7 @@ def unique_mm_patch(out: Path) -> Path:
     """The benign example patch with one more comment line, unique to this bench
     run: the line shift changes the preprocessed source, so neither the artifact
     cache nor ccache can answer for it and mm/filemap.c is compiled for real."""
-    from foliofarm import series
+    from foliofarm.intake import series
     patch = series.load(str(ROOT / "examples" / "series" / "benign.mbox")).patches[0]
     text = patch.raw.decode()
     anchor = "+ * lock by every fault on the file.\n"

@@ -10,7 +10,9 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from foliofarm import hosttools, images, locks, matrix, rootfs, series
+from foliofarm import hosttools, locks, matrix
+from foliofarm.guest import images, rootfs
+from foliofarm.intake import series
 from foliofarm.intake import source
 from foliofarm.kernel.build import Builder, extra_fragment
 from foliofarm.errors import UsageError

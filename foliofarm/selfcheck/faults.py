@@ -146,7 +146,7 @@ def no_leftover_tmp(a: Attempt) -> bool:
 
 def unique_series(work: Path) -> Path:
     """A one-file series unique to this attempt, so that the series side builds."""
-    from foliofarm.bench import unique_mm_patch
+    from foliofarm.selfcheck.bench import unique_mm_patch
     return unique_mm_patch(work / "series")
 
 
@@ -260,7 +260,7 @@ def truncate_image() -> Path | None:
 
 def damage_disk() -> Path | None:
     """The XFS image the SCOPE run attaches, its first 4 KiB zeroed."""
-    from foliofarm import images
+    from foliofarm.guest import images
     img = images.image(cache_dir(), "xfs")
     with open(img, "r+b") as f:
         f.seek(0)
