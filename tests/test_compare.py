@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from foliofarm import report
+from foliofarm.report import render, sections, tables
 from foliofarm.judge import compare
 
 DATA = Path(__file__).resolve().parent / "data" / "results"
@@ -72,8 +73,8 @@ def test_build_break_and_first_broken_commit():
     d = doc("no-build-4k")
     assert {r["verdict"] for r in compare.verdicts(d)} == {"build-broken"}
     assert compare.exit_code(d) == 1
-    title, secs = report.build(d)
-    md = report.to_markdown(title, secs)
+    title, secs = sections.build(d)
+    md = render.to_markdown(title, secs)
     assert "First commit that does not build: 2" in md
     assert "mm/filemap.c:3995:25: error: implicit declaration" in md or "error: implicit declaration" in md
 
@@ -94,20 +95,20 @@ def test_incomplete_run_without_regression_is_exit_3():
 def test_report_tables_in_the_mailing_list_shape():
     d = doc("neg-exec-text-4k")
     d["verdicts"] = compare.verdicts(d)
-    header, rows = report.check_table(d, "exec-text")
+    header, rows = tables.check_table(d, "exec-text")
     assert header == ["exec-text", "4k xfs base", "4k xfs series", "4k erofs base", "4k erofs series"]
     table = {r[0]: r[1:] for r in rows}
     assert table["thp-aligned-64kB"] == ["100.0%", "0%", "100.0%", "0%"]
     assert table["base-page-4kB"] == ["0%", "100.0%", "0%", "100.0%"]
     assert table["outcome"] == ["pass", "fail", "pass", "fail"]
-    vh, vrows = report.verdict_matrix(d)
+    vh, vrows = tables.verdict_matrix(d)
     assert vh == ["check", "4k-xfs", "4k-erofs"]
     assert ["exec-text", "regression", "regression"] in vrows
-    title, secs = report.build(d)
-    md = report.to_markdown(title, secs)
+    title, secs = sections.build(d)
+    md = render.to_markdown(title, secs)
     assert md.startswith("# foliofarm: 7.3 vs 7.3+series")
     assert "| 4k-xfs | exec-text | regression | pass → fail | !aligned_pct 100.0 → 0.0 (-100.0)" in md
-    html = report.to_html(title, secs)
+    html = render.to_html(title, secs)
     assert "<td class='v-regression'>regression</td>" in html
     # the colour comes from the verdict: "pass → fail" is not painted as a pass
     assert "<td class=''>pass → fail</td>" in html
@@ -124,8 +125,8 @@ def test_report_has_no_none_cells_full_reasons_plots_in_page_order_and_the_machi
     d["verdicts"][1].update(verdict="build-broken", series_reason=long)
     d["machine"] = {"cpu": "Test CPU", "qemu": "QEMU emulator version 9", "compiler": "gcc 14"}
     plots = {("exec-text", p): b"\x89PNG" for p in ("64k", "16k", "4k")}
-    title, secs = report.build(d, plots)
-    md = report.to_markdown(title, secs)
+    title, secs = sections.build(d, plots)
+    md = render.to_markdown(title, secs)
     assert "None" not in md
     assert "THE END" in md                                   # the reason in full
     assert md.index("exec-text-4k.png") < md.index("exec-text-16k.png") < md.index("exec-text-64k.png")
@@ -303,7 +304,7 @@ def test_a_move_a_second_series_boot_does_not_repeat_is_noise():
     r = {(x["fs"], x["check"]): x for x in compare.verdicts(d)}[("xfs", "exec-text")]
     assert [f["metric"] for f in r["changed"]] == ["max_folio_kb"] and r["verdict"] == "regression"
     d["verdicts"] = compare.verdicts(d)
-    assert "Unconfirmed moves" in report.to_markdown(*report.build(d))
+    assert "Unconfirmed moves" in render.to_markdown(*sections.build(d))
 
 
 def test_a_killed_runs_results_get_their_verdicts_from_report(tmp_path):

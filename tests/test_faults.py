@@ -2,7 +2,6 @@
 kernel, for real: QEMU killed mid-check, the run killed -9 during a check, and
 damaged saved measurements. The whole suite is `make faults`."""
 
-from pathlib import Path
 
 import pytest
 

@@ -29,7 +29,7 @@ from foliofarm.guest import ktap, splat
 from foliofarm.guest.session import parse_ktap
 from foliofarm.judge import checks
 from foliofarm.paths import cache_dir
-from foliofarm.report import text
+from foliofarm.report import render, sections, text
 from foliofarm.report.results import junit_xml
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -161,9 +161,9 @@ def test_fuzz_results_json_and_its_report(data):
         except FarmError:
             return
         # what is accepted renders: every report and the JUnit file
-        title, secs = report.build(doc)
-        report.to_markdown(title, secs)
-        report.to_html(title, secs)
+        title, secs = sections.build(doc)
+        render.to_markdown(title, secs)
+        render.to_html(title, secs)
         text.render(doc)
         junit_xml(doc)
 

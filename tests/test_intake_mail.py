@@ -30,7 +30,7 @@ def headers(subject: str, extra: str = "", msgid: str = "<1@x>") -> str:
 
 def plain(subject: str, text: str, msgid: str = "<1@x>", reply_to: str = "") -> str:
     extra = f"In-Reply-To: {reply_to}\n" if reply_to else ""
-    return (f"From x Mon Sep 17 00:00:00 2001\n" + headers(subject, extra, msgid)
+    return ("From x Mon Sep 17 00:00:00 2001\n" + headers(subject, extra, msgid)
             + "MIME-Version: 1.0\nContent-Type: text/plain; charset=UTF-8\n\n" + text)
 
 

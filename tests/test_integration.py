@@ -5,13 +5,10 @@ These share the build cache ($FOLIOFARM_CACHE) with `make run`: cold they take
 the three kernel builds (~8 minutes each on 2 cores), warm a few minutes of boots."""
 
 import json
-import os
-import shutil
 from pathlib import Path
 
 import pytest
 
-from foliofarm import matrix
 from foliofarm.intake import source
 
 from foliofarm.kernel import build

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from foliofarm import report
-from foliofarm.judge import checks, smaps, thpmaps
+from foliofarm.report import tables
+from foliofarm.judge import checks, smaps
 
 DUMPS = Path(__file__).resolve().parent / "data" / "dumps"
 CELLS = {"4k": ("xfs", 16), "16k": ("ext4", 128), "64k": ("erofs", 32)}   # fs, contpte pages
@@ -150,7 +150,7 @@ def test_report_shows_each_cell_rows_with_the_reason_for_differences():
         o = judge(recorded(page), page)
         doc["cells"].append({"id": f"{page}-{CELLS[page][0]}-7.3", "page_size": page, "fs": CELLS[page][0],
                              "kernel": "7.3", "checks": [o.as_dict()]})
-    blocks = report.crosscheck_tables(doc, "thpmaps")
+    blocks = tables.crosscheck_tables(doc, "thpmaps")
     text = repr(blocks)
     assert "64k erofs 7.3: 0 disagreement(s), 1 difference(s) explained." in text
     assert "thpmaps counts large folios only" in text

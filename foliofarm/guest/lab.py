@@ -12,14 +12,15 @@ from pathlib import Path
 from typing import Any, Callable
 
 from foliofarm.guest import images, measure, pyroot, rootfs, selftests_disk
-from foliofarm import matrix, plan, report
+from foliofarm import matrix, plan
+from foliofarm.report import plots
 from foliofarm.errors import BuildError, FarmError
 from foliofarm.guest import ktap
 from foliofarm.intake import source
 from foliofarm.judge.checks import Outcome
 from foliofarm.kernel.build import Artifacts, Builder, extra_fragment
 from foliofarm.matrix import Cell
-from foliofarm.plan import Build, Measure, Role, RunOptions, Step
+from foliofarm.plan import Build, Role, RunOptions, Step
 from foliofarm.report.results import ResultsWriter
 from foliofarm.util import settle
 
@@ -215,9 +216,9 @@ class Lab:
         """This page size's plots, while the next one is measured (its cells
         are final: both sides of a series run are measured)."""
         with self.writer.lock:
-            part = report.page_part(self.writer.doc, page.name)
+            part = plots.page_part(self.writer.doc, page.name)
         try:
-            self.drawn.update(report.plots(part, {page.name}))
+            self.drawn.update(plots.draw(part, {page.name}))
         except Exception as exc:   # the report at the end draws them again, or says why not
             self.log(f"plots of {page.name} not drawn now: {exc}", "yellow")
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 import subprocess
 import sys
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from foliofarm import hosttools, locks, matrix
 from foliofarm.guest import images, rootfs

@@ -11,6 +11,7 @@ import textwrap
 from typing import Any
 
 from foliofarm.judge import compare
+from foliofarm.report.tables import by_cell, check_names, columns, page_rank
 
 WIDTH = 72
 LABEL = 20          # the category column's text
@@ -49,8 +50,7 @@ def folio_tables(doc: dict[str, Any], check: str) -> list[str]:
     """One table per page size: the check's folio-size categories for each
     filesystem, base and series side by side (or each kernel on a plain run).
     Six figure columns fit in 72; more are split over further tables."""
-    from foliofarm.report import columns, page_rank, _by_cell
-    by = _by_cell(doc)
+    by = by_cell(doc)
     cols = columns(doc)
     out: list[str] = []
     for page in sorted(dict.fromkeys(p for p, _, _, _ in cols), key=page_rank):
@@ -159,7 +159,6 @@ def render(doc: dict[str, Any]) -> str:
         lines.append("")
 
     changed_checks = {r["check"] for r in notable}
-    from foliofarm.report import check_names
     for name in check_names(doc):
         if name in ALWAYS or name in changed_checks:
             lines += folio_tables(doc, name)
