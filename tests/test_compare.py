@@ -286,7 +286,7 @@ def test_a_move_a_second_series_boot_does_not_repeat_is_noise():
     noise and listed as unconfirmed; a move that repeats stays `changed`."""
     from foliofarm import matrix
     from foliofarm.judge import checks
-    from foliofarm.guest.measure import moved_pairs, settle_moves
+    from foliofarm.judge.noise import moved_pairs, settle_moves
     d, base, series = _pair("benign-4k", "exec-text")
     series["metrics"]["mapped_pages"] += 16
     series["metrics"]["max_folio_kb"] = 128

@@ -39,7 +39,7 @@ def test_the_selftests_hugetlb_pages_are_reserved_on_the_command_line():
     """hugetlb_mb of checks.toml in pages of a PMD's size: 2M, 32M, 512M; at
     least one (a 512M page for 256 MB); none where no selftests run."""
     from foliofarm.judge.checks import catalogue, select
-    from foliofarm.guest.measure import boot_hugepages
+    from foliofarm.guest.cells import boot_hugepages
     st = [catalogue()["mm-selftests"]]
     mb = int(st[0].options["hugetlb_mb"])
     assert boot_hugepages(st, 4096) == mb // 2

@@ -134,8 +134,9 @@ def test_none_metric_breaks_a_bound_instead_of_crashing():
 def test_saved_measurements_are_reused_only_whole(tmp_path):
     """A clean boot's measurements are reused by the next run with the same
     inputs; a truncated, edited or incomplete file is removed and measured again."""
-    from foliofarm.guest import measure
-    from foliofarm.guest.measure import Context, Kernel, load_saved
+    from foliofarm.guest import saved as saving
+    from foliofarm.guest.cells import Context, Kernel
+    from foliofarm.guest.saved import load_saved
     said = []
     chk = checks.catalogue()["exec-text"]
     ctx = Context(writer=None, cache=tmp_path, checks=[chk], accel="tcg", boot_timeout=300,
@@ -143,7 +144,7 @@ def test_saved_measurements_are_reused_only_whole(tmp_path):
     k = Kernel(arts=None, initrd=None, cells=[cell()], disks={}, kernel_xy="7.3", side=None)
     path = tmp_path / "saved.json"
     saved = {"run_id": "r1", "measurements": {"xfs/exec-text": {"kind": "dump", "dump": "x"}}}
-    saved["sha256"] = measure._digest(saved)
+    saved["sha256"] = saving.digest(saved)
     path.write_text(json.dumps(saved))
     assert load_saved(ctx, path, k) == saved and said == []
     for damage in (json.dumps(saved)[:40],                                   # truncated
@@ -158,17 +159,18 @@ def test_a_fresh_boot_keeps_the_one_it_replaces_as_the_noise_sample(tmp_path):
     """--fresh measures again; the clean boot it replaces becomes the repeat, so
     a series run's base needs no second boot for the noise, and the pair is
     sealed together."""
-    from foliofarm.guest import measure
-    from foliofarm.guest.measure import Context, Kernel, load_saved
+    from foliofarm.guest import saved as saving
+    from foliofarm.guest.cells import Context, Kernel
+    from foliofarm.guest.saved import load_saved
     chk = checks.catalogue()["exec-text"]
     ctx = Context(writer=None, cache=tmp_path, checks=[chk], accel="tcg", boot_timeout=300,
                   log=lambda m, s=None: None, status=None)
     k = Kernel(arts=None, initrd=None, cells=[cell()], disks={}, kernel_xy="7.3", side=None)
-    first = measure.new_saved("r1", "boots", {"xfs/exec-text": {"kind": "dump", "dump": "a"}}, None)
+    first = saving.new_saved("r1", "boots", {"xfs/exec-text": {"kind": "dump", "dump": "a"}}, None)
     assert "repeat" not in first
-    second = measure.new_saved("r2", "boots", {"xfs/exec-text": {"kind": "dump", "dump": "b"}}, first)
+    second = saving.new_saved("r2", "boots", {"xfs/exec-text": {"kind": "dump", "dump": "b"}}, first)
     assert second["repeat"] == first["measurements"] and second["repeat_run_id"] == "r1"
-    second["sha256"] = measure._digest(second)
+    second["sha256"] = saving.digest(second)
     path = tmp_path / "saved.json"
     path.write_text(json.dumps(second))
     assert load_saved(ctx, path, k)["repeat"]["xfs/exec-text"]["dump"] == "a"
@@ -179,7 +181,7 @@ def test_a_fresh_boot_keeps_the_one_it_replaces_as_the_noise_sample(tmp_path):
 def test_noise_is_learnt_from_every_clean_boot_of_the_base():
     """Three boots: a figure steady in the first pair that moves in the third
     has that move as its noise; one that is None in a boot is never steady."""
-    from foliofarm.guest.measure import fold, noise_of
+    from foliofarm.judge.noise import fold, noise_of
     boots = [{"4k-xfs": {"cow": {"a": 663, "b": 1, "c": 5}}},
              {"4k-xfs": {"cow": {"a": 663, "b": 1, "c": 5}}},
              {"4k-xfs": {"cow": {"a": 662, "b": None, "c": 5}}}]

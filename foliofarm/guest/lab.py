@@ -11,7 +11,7 @@ from contextlib import nullcontext
 from pathlib import Path
 from typing import Any, Callable
 
-from foliofarm.guest import images, measure, pyroot, rootfs, selftests_disk
+from foliofarm.guest import cells, images, measure, pyroot, rootfs, selftests_disk
 from foliofarm import matrix, plan
 from foliofarm.report import plots
 from foliofarm.errors import BuildError, FarmError
@@ -67,14 +67,14 @@ class Lab:
         o = self.opts
         self.disks = {fs.name: images.image(self.cache, fs.name) for fs in o.filesystems}
         self.swap = images.swap_image(self.cache)
-        if measure.wants_selftests(o.checks):
+        if cells.wants_selftests(o.checks):
             self.mm_scratch = {fs.name: img for fs in o.filesystems
                                if (img := images.scratch_image(self.cache, fs.name))}
 
     def fetch_ktap_parser(self, src: source.KernelSource) -> None:
         """The pinned KTAP parser (guest/ktap.py), from the pinned Debian
         kernel's pristine tree: this run's own where it is that kernel."""
-        if not measure.wants_selftests(self.opts.checks):
+        if not cells.wants_selftests(self.opts.checks):
             return
         pinned = f"debian:{ktap.PARSER_KERNEL}"
         self.ktap_parser = ktap.parser_dir(self.cache, lambda: src.tree if src.spec == pinned
@@ -109,7 +109,7 @@ class Lab:
         # built; the guest slots keep to --guests at once across them, so the
         # next page size's first cell takes the core this one's last cell
         # leaves free. The status line is the main thread's alone.
-        slots = measure.GuestSlots(self.opts.guests)
+        slots = cells.GuestSlots(self.opts.guests)
         try:
             with ThreadPoolExecutor(max_workers=len(builds), thread_name_prefix="page") as pages:
                 measuring = []
@@ -134,9 +134,9 @@ class Lab:
         futures = []
         for i, page in enumerate(self.opts.page_sizes):
             futures.append(self.build_pool.submit(self._build, src, page))
-            if i == 0 and measure.wants(self.opts.checks, "thpmaps"):
+            if i == 0 and cells.wants(self.opts.checks, "thpmaps"):
                 self.thpmaps[id(src)] = self.build_pool.submit(self._thpmaps_disk, src)
-            if i == 0 and measure.wants_selftests(self.opts.checks):
+            if i == 0 and cells.wants_selftests(self.opts.checks):
                 # after the first kernel: its cells boot as soon as both are there
                 self.selftests[id(src)] = self.build_pool.submit(self._selftests_disk, src)
         return futures
@@ -175,20 +175,20 @@ class Lab:
             return None, None, exc
 
     def _page_size(self, built: Built, src: source.KernelSource, page: matrix.PageSize,
-                   role: Role | None, slots: measure.GuestSlots | None = None) -> bool:
+                   role: Role | None, slots: cells.GuestSlots | None = None) -> bool:
         w = self.writer
         label = plan.label(src, self.opts.variant)
-        cells = [Cell(page, fs, label) for fs in self.opts.filesystems
+        mine = [Cell(page, fs, label) for fs in self.opts.filesystems
                  if self.opts.cells is None or f"{page.name}-{fs.name}" in self.opts.cells]
         entry: dict[str, Any] = {"page_size": page.name, "kernel": label, "side": role}
         arts, initrd, exc = built
         if isinstance(exc, BuildError):
             entry.update(build_failed=True, error=str(exc))
             w.add("kernels", entry)
-            self._error_cells(cells, f"build failed: {exc}")
+            self._error_cells(mine, f"build failed: {exc}")
             return role == Role.SERIES   # a series that breaks the build is a verdict, not an incomplete run
         if exc is not None or arts is None or initrd is None:
-            self._error_cells(cells, f"build failed: {exc}")
+            self._error_cells(mine, f"build failed: {exc}")
             return False
         meta = arts.meta()
         if self.opts.extra_config:
@@ -198,7 +198,7 @@ class Lab:
                      absent_optional=meta.get("absent_optional", []))
         w.add("kernels", entry)
         self.log(f"kernel {label} {page.name}: {'built' if arts.built else 'cached'} {arts.dir.name}")
-        k = measure.Kernel(arts=arts, initrd=initrd, cells=cells, disks=self.disks,
+        k = cells.Kernel(arts=arts, initrd=initrd, cells=mine, disks=self.disks,
                            kernel_xy=self.kernel_xy, side=role, swap=self.swap,
                            mm_scratch=self.mm_scratch)
         if id(src) in self.selftests:
@@ -222,18 +222,18 @@ class Lab:
         except Exception as exc:   # the report at the end draws them again, or says why not
             self.log(f"plots of {page.name} not drawn now: {exc}", "yellow")
 
-    def context(self, slots: measure.GuestSlots | None = None) -> measure.Context:
+    def context(self, slots: cells.GuestSlots | None = None) -> cells.Context:
         """What measuring needs; with ``slots`` it runs on a page size's thread,
         which shares the guests and shows no status line of its own."""
         o = self.opts
-        return measure.Context(writer=self.writer, cache=self.cache, checks=o.checks,
+        return cells.Context(writer=self.writer, cache=self.cache, checks=o.checks,
                                accel=o.accel, boot_timeout=o.boot_timeout,
                                log=self.log, status=self.status if slots is None else no_status,
                                guests=o.guests, cpus=o.cpus, memory_mb=o.memory_mb,
                                numa_nodes=o.numa_nodes, slots=slots, ktap_parser=self.ktap_parser)
 
-    def _error_cells(self, cells: list[Cell], message: str) -> None:
-        for cell in cells:
+    def _error_cells(self, of: list[Cell], message: str) -> None:
+        for cell in of:
             for chk in self.opts.checks:
                 self.writer.record(cell, Outcome(chk.name, "error", message))
         self.log(message, "red")

@@ -1,0 +1,169 @@
+"""A built kernel and the cells it is measured on: what measuring needs from a
+run (Context), what their guests are given (disks, the command line), how many
+boot at once (GuestSlots), and the key their saved measurements are kept by."""
+
+from __future__ import annotations
+
+import heapq
+import threading
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+from foliofarm.guest.qemu import SELFTESTS, SWAP, THPMAPS, Machine
+from foliofarm.judge.checks import Check
+from foliofarm.kernel.build import Artifacts
+from foliofarm.matrix import Cell
+from foliofarm.report.results import ResultsWriter
+from foliofarm.util import sha256_text
+
+# How cells share boots: part of what a boot's figures depend on (the page
+# cache and memory a cell's checks find), so part of the saved measurements' key.
+BOOT_LAYOUT = "one boot per cell, a swap disk"
+
+
+class GuestSlots:
+    """At most ``n`` guests at once across a run's page sizes, each free slot
+    given to the waiting cell of lowest rank (page size, then filesystem): the
+    next page size's cells boot as soon as this one's last cell leaves a core
+    free, and never ahead of a cell of this one."""
+
+    def __init__(self, n: int) -> None:
+        self.free = max(1, n)
+        self.waiting: list[tuple[Any, ...]] = []
+        self.cond = threading.Condition()
+
+    @contextmanager
+    def slot(self, rank: tuple[Any, ...]) -> Iterator[None]:
+        with self.cond:
+            heapq.heappush(self.waiting, rank)
+            while self.free == 0 or self.waiting[0] != rank:
+                self.cond.wait()
+            heapq.heappop(self.waiting)
+            self.free -= 1
+            self.cond.notify_all()     # the next in line may take another free slot
+        try:
+            yield
+        finally:
+            with self.cond:
+                self.free += 1
+                self.cond.notify_all()
+
+
+@dataclass
+class Context:
+    """What measuring needs from a run: no more, so it can be driven alone."""
+    writer: ResultsWriter
+    cache: Path
+    checks: list[Check]
+    accel: str
+    boot_timeout: float
+    log: Callable[[str, str | None], None]
+    status: Callable[[str], Any]
+    guests: int = 1          # cells booted at once (one TCG guest keeps about one core busy)
+    cpus: int = 1            # each guest's vCPUs
+    memory_mb: int = 2048    # and memory
+    numa_nodes: int = 1      # and NUMA nodes
+    slots: GuestSlots | None = None   # shared by the page sizes measured at once
+    ktap_parser: Path | None = None   # the kernel's KTAP parser (guest/ktap.py), for selftests
+
+
+@dataclass
+class Kernel:
+    arts: Artifacts
+    initrd: Path
+    cells: list[Cell]
+    disks: dict[str, Path]
+    kernel_xy: str           # "X.Y", for expectations
+    side: str | None         # "base", "series" or None (a plain run)
+    swap: Path | None = None             # the empty image behind each guest's swap disk
+    selftests: Path | None = None        # the selftests disk of this tree
+    mm_scratch: dict[str, Path] = field(default_factory=dict)   # fs -> the selftests' empty fs
+    selftests_error: str | None = None   # why there is none, where a check wanted it
+    thpmaps: Path | None = None          # the thpmaps disk of this tree (pyroot.py)
+    thpmaps_error: str | None = None
+
+
+def wants(checks: list[Check], kind: str) -> bool:
+    """A check of ``kind`` ("selftests", "thpmaps") is among ``checks``: its tree's disk is needed."""
+    return any(c.options.get("kind") == kind for c in checks)
+
+
+def wants_selftests(checks: list[Check]) -> bool:
+    return wants(checks, "selftests")
+
+
+def tree_disk(k: Kernel, chk: Check) -> tuple[bool, str]:
+    """Whether the disk of ``k``'s tree that ``chk`` runs from is there, and why not."""
+    kind = chk.options.get("kind")
+    if kind == "selftests" and k.selftests is None:
+        return False, f"the mm selftests of this tree are not there: {k.selftests_error or 'not built'}"
+    if kind == "thpmaps" and k.thpmaps is None:
+        return False, f"the thpmaps disk of this tree is not there: {k.thpmaps_error or 'not made'}"
+    return True, ""
+
+
+def boot_hugepages(checks: list[Check], page_bytes: int) -> int:
+    """How many hugetlb pages of the default size (a PMD's: 2M, 32M, 512M on
+    4K, 16K, 64K pages) the boot reserves on its command line for the
+    selftests' ``hugetlb_mb``, at least one; 0 without selftests. Reserved at
+    boot, as on the machines hugetlb is tested on: a 512M page is a block of
+    the buddy allocator's highest order, which memory in use for minutes no
+    longer has free (at run time one was reserved in one 64K cell of three;
+    at boot, in 5 of 8 boots, and in 8 of 8 without the bounce buffer)."""
+    mb = max((int(c.options.get("hugetlb_mb", 0)) for c in checks
+              if c.options.get("kind") == "selftests"), default=0)
+    if mb <= 0:
+        return 0
+    pmd = page_bytes * (page_bytes // 8)
+    return max(1, mb * 1024 * 1024 // pmd)
+
+
+def boot_append(ctx: Context, k: Kernel) -> str:
+    """What the boot of ``k``'s cells adds to the kernel command line: the
+    selftests' hugetlb pages, where they run."""
+    if k.selftests is None or not wants_selftests(ctx.checks):
+        return ""
+    n = boot_hugepages(ctx.checks, k.cells[0].page.bytes)
+    # swiotlb=noforce: the guest's virtio devices bounce nothing, and the
+    # 64M bounce buffer would sit in one of the few 512M blocks a 64K
+    # guest's boot leaves whole (with it, 5 of 8 boots got the page;
+    # without, 8 of 8)
+    return f"hugepages={n} swiotlb=noforce" if n else ""
+
+
+def machine(ctx: Context, k: Kernel, cells: list[Cell], outbox: Path | None = None) -> Machine:
+    """The guest for ``cells`` of ``k``: their disks, and the outbox."""
+    disks = {c.fs.name: k.disks[c.fs.name] for c in cells}
+    scratch = {f"{c.fs.name}-rw": k.disks[c.fs.name] for c in cells if c.fs.rw_mount_options}
+    if k.swap is not None:
+        scratch[SWAP] = k.swap
+    if k.selftests is not None and wants_selftests(ctx.checks):
+        disks[SELFTESTS] = k.selftests
+        scratch.update({f"{c.fs.name}-mm": k.mm_scratch[c.fs.name] for c in cells
+                        if c.fs.name in k.mm_scratch})
+    if k.thpmaps is not None and wants(ctx.checks, "thpmaps"):
+        disks[THPMAPS] = k.thpmaps
+    return Machine(kernel=k.arts.image, initrd=k.initrd, disks=disks,
+                   scratch=scratch,
+                   accel=ctx.accel, outbox=outbox, cpus=ctx.cpus, memory_mb=ctx.memory_mb,
+                   numa_nodes=ctx.numa_nodes, extra_append=boot_append(ctx, k))
+
+
+def baseline_path(ctx: Context, k: Kernel) -> Path:
+    """Where a boot's measurements are kept, keyed by everything that makes them:
+    the kernel artifacts, the initramfs (guest programs), the disk images, the
+    checks' definitions and the accelerator. Judging is redone from the dumps."""
+    defs = [(c.name, c.program, c.args, c.timeout, sorted(c.options.items(), key=str))
+            for c in ctx.checks]
+    key = sha256_text(k.arts.dir.name, k.initrd.name,
+                      repr(sorted((c.fs.name, str(k.disks[c.fs.name])) for c in k.cells)),
+                      repr(defs), ctx.accel, str(ctx.boot_timeout), BOOT_LAYOUT,
+                      boot_append(ctx, k),
+                      repr((k.selftests.name, sorted(str(p) for p in k.mm_scratch.values())))
+                      if k.selftests and wants_selftests(ctx.checks) else "",
+                      k.thpmaps.name if k.thpmaps and wants(ctx.checks, "thpmaps") else "",
+                      f"{ctx.cpus} cpus {ctx.memory_mb} MB"
+                      + (f" {ctx.numa_nodes} nodes" if ctx.numa_nodes > 1 else ""))[:20]
+    return ctx.cache / "baseline" / f"{k.arts.dir.name[:60]}-{key}.json"
