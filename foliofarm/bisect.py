@@ -28,8 +28,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from foliofarm import locks
-from foliofarm.intake import series
-from foliofarm.intake import source
+from foliofarm.intake import apply, git, series, source
 from foliofarm.errors import FarmError, InfraError, UsageError
 from foliofarm.judge import checks, figures
 from foliofarm.paths import ROOT, cache_dir
@@ -37,14 +36,6 @@ from foliofarm.guest.shell import parse_cell
 from foliofarm.util import write_atomic, write_json
 
 GOOD, BAD, SKIP, ABORT = 0, 1, 125, 128
-
-
-def _git(tree: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-    p = subprocess.run(["git", "-C", str(tree), *args], capture_output=True, text=True, check=False,
-                       env={**os.environ, **source.GIT_IDENTITY})
-    if check and p.returncode:
-        raise InfraError(f"git {' '.join(args)} in {tree}: {p.stderr.strip()}")
-    return p
 
 
 def measure(state: dict[str, Any], commit: str, label: str,
@@ -61,7 +52,8 @@ def measure(state: dict[str, Any], commit: str, label: str,
     p = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, check=False, env=env)
     (out.parent).mkdir(parents=True, exist_ok=True)
     write_atomic(out.with_suffix(".log"), p.stdout + p.stderr)
-    rec: dict[str, Any] = {"commit": commit, "subject": _git(tree, "log", "-1", "--format=%s", commit).stdout.strip(),
+    subject = git.git(tree, "log", "-1", "--format=%s", commit, environment="user").stdout.strip()
+    rec: dict[str, Any] = {"commit": commit, "subject": subject,
                            "seconds": round(time.monotonic() - t0, 1), "results": str(out / "latest"),
                            "log": str(out.with_suffix(".log"))}
     try:
@@ -92,7 +84,7 @@ def measure(state: dict[str, Any], commit: str, label: str,
 def step(state_file: Path) -> int:
     """One `git bisect run` step: judge the commit checked out now."""
     state = json.loads(state_file.read_text())
-    commit = _git(Path(state["tree"]), "rev-parse", "HEAD").stdout.strip()
+    commit = git.git(Path(state["tree"]), "rev-parse", "HEAD", environment="user").stdout.strip()
     rec = measure(state, commit, "step")
     with open(state_file.with_suffix(".steps.jsonl"), "a", encoding="utf-8") as f:
         f.write(json.dumps(rec) + "\n")
@@ -107,24 +99,26 @@ def _tree(args: argparse.Namespace, cache: Path) -> Iterator[tuple[Path, str, st
     if args.series:
         if src.spec.startswith("debian:"):
             ser = series.load(args.series)
-            with series.applied(src, ser, cache=cache) as ap:
+            with apply.applied(src, ser, cache=cache) as ap:
                 yield src.tree, ap.commits[0] + "^", ap.commits[-1], [locks.lock_path(cache, "tree", src.tree)]
             return
         ser = series.load(args.series, src.tree)
         wt_dir = source.worktree_dir(src, cache)
         with locks.tree(cache, wt_dir, exclusive=True):
             wt = source.worktree(src, cache, ser.base_rev or src.ref or "HEAD")
-            with series.applied(wt, ser) as ap:
+            with apply.applied(wt, ser) as ap:
                 yield wt.tree, ap.commits[0] + "^", ap.commits[-1], [locks.lock_path(cache, "tree", wt_dir)]
         return
     if not src.versioned:
         raise UsageError(f"{src.tree} is not a git tree: bisect needs one")
     for ref in (args.good, args.bad):
-        if _git(src.tree, "rev-parse", "--verify", "-q", f"{ref}^{{commit}}", check=False).returncode:
+        if git.git(src.tree, "rev-parse", "--verify", "-q", f"{ref}^{{commit}}", check=False,
+                   environment="user").returncode:
             raise UsageError(f"{ref!r} does not resolve to a commit in {src.tree}")
-    good = _git(src.tree, "rev-parse", f"{args.good}^{{commit}}").stdout.strip()
-    bad = _git(src.tree, "rev-parse", f"{args.bad}^{{commit}}").stdout.strip()
-    if _git(src.tree, "merge-base", "--is-ancestor", good, bad, check=False).returncode:
+    good = git.git(src.tree, "rev-parse", f"{args.good}^{{commit}}", environment="user").stdout.strip()
+    bad = git.git(src.tree, "rev-parse", f"{args.bad}^{{commit}}", environment="user").stdout.strip()
+    if git.git(src.tree, "merge-base", "--is-ancestor", good, bad, check=False,
+               environment="user").returncode:
         raise UsageError(f"--good {args.good} is not an ancestor of --bad {args.bad}")
     wt_dir = source.worktree_dir(src, cache)
     with locks.tree(cache, wt_dir, exclusive=True):
@@ -134,7 +128,7 @@ def _tree(args: argparse.Namespace, cache: Path) -> Iterator[tuple[Path, str, st
 
 def _end(state: dict[str, Any], tree: Path, commit: str, end: str, env: dict[str, str]) -> dict[str, Any]:
     """Measure one end of the range; it must be what it is said to be."""
-    _git(tree, "checkout", "-q", "--detach", commit)
+    git.git(tree, "checkout", "-q", "--detach", commit, environment="user")
     rec = measure(state, commit, end, env)
     print(f"foliofarm bisect: {end} end {commit[:12]}: {rec['verdict']}", file=sys.stderr)
     if rec["verdict"] != end:
@@ -156,25 +150,25 @@ def bisect(args: argparse.Namespace) -> int:
     gen = _tree(args, cache)
     tree, good, bad, held = next(gen)
     try:
-        good = _git(tree, "rev-parse", good).stdout.strip()
-        bad = _git(tree, "rev-parse", bad).stdout.strip()
+        good = git.git(tree, "rev-parse", good, environment="user").stdout.strip()
+        bad = git.git(tree, "rev-parse", bad, environment="user").stdout.strip()
         state: dict[str, Any] = {"tree": str(tree), "cell": f"{page.name}-{fs.name}", "check": args.check,
                                  "variant": args.variant, "results": str(out), "good_metrics": None}
-        env = {**os.environ, **source.GIT_IDENTITY, **locks.handed_down(*held), "PYTHONPATH": str(ROOT)}
+        env = {**os.environ, **git.IDENTITY, **locks.handed_down(*held), "PYTHONPATH": str(ROOT)}
         g = _end(state, tree, good, "good", env)
         state["good_metrics"] = g["metrics"]
         b = _end(state, tree, bad, "bad", env)
         state_file = out / "state.json"
         write_json(state_file, state)
-        _git(tree, "bisect", "reset", check=False)
-        _git(tree, "bisect", "start", bad, good)
+        git.git(tree, "bisect", "reset", check=False, environment="user")
+        git.git(tree, "bisect", "start", bad, good, environment="user")
         try:
             run = subprocess.run(["git", "-C", str(tree), "bisect", "run", sys.executable, "-m",
                                   "foliofarm.bisect", "--step", str(state_file)],
                                  cwd=ROOT, capture_output=True, text=True, check=False, env=env)
-            log = _git(tree, "bisect", "log", check=False).stdout
+            log = git.git(tree, "bisect", "log", check=False, environment="user").stdout
         finally:
-            _git(tree, "bisect", "reset", check=False)
+            git.git(tree, "bisect", "reset", check=False, environment="user")
         write_atomic(out / "git-bisect-run.log", run.stdout + run.stderr)
         first = next((ln.split()[0] for ln in run.stdout.splitlines() if ln.endswith("is the first bad commit")), None)
         steps = [json.loads(ln) for ln in (out / "state.steps.jsonl").read_text().splitlines()] \
@@ -196,11 +190,12 @@ def summary(state: dict[str, Any], first: str, good: dict[str, Any], bad: dict[s
             steps: list[dict[str, Any]], tree: Path) -> dict[str, Any]:
     by = {s["commit"]: s for s in [good, bad, *steps]}
     first_rec = by.get(first, {})
-    parent = _git(tree, "rev-parse", f"{first}^", check=False).stdout.strip()
+    parent = git.git(tree, "rev-parse", f"{first}^", check=False, environment="user").stdout.strip()
     last_good = by.get(parent) if by.get(parent, {}).get("verdict") == "good" else good
     moved = figures.compare(state["check"], last_good.get("metrics") or {}, first_rec.get("metrics") or {}, None)
-    return {"cell": state["cell"], "check": state["check"], "first_bad": first,
-            "subject": first_rec.get("subject") or _git(tree, "log", "-1", "--format=%s", first).stdout.strip(),
+    subject = first_rec.get("subject") or \
+        git.git(tree, "log", "-1", "--format=%s", first, environment="user").stdout.strip()
+    return {"cell": state["cell"], "check": state["check"], "first_bad": first, "subject": subject,
             "why": first_rec.get("why", ""), "good": last_good["commit"], "good_subject": last_good.get("subject"),
             "figures": moved, "steps": [{k: s.get(k) for k in ("commit", "subject", "verdict", "why", "seconds")}
                                         for s in [good, bad, *steps]]}

@@ -17,9 +17,8 @@ from pathlib import Path
 from typing import Any, Callable, Generator
 
 from foliofarm import locks, matrix
-from foliofarm.intake import series
 from foliofarm.errors import BuildError, UsageError
-from foliofarm.intake import source
+from foliofarm.intake import apply, checkpatch, series, source
 from foliofarm.judge.checks import Check
 from foliofarm.kernel.build import Builder, extra_fragment
 from foliofarm.report.results import ResultsWriter
@@ -173,15 +172,15 @@ def record_series(g: Ground, src: source.KernelSource, ser: series.Series) -> No
         w.doc["series"]["intake_notes"] = list(ser.notes)
         for n in ser.notes:
             g.log(f"series intake: {n}", None)
-    if note := series.base_commit_note(ser, src):
+    if note := apply.base_commit_note(ser, src):
         w.doc["series"]["base_commit_note"] = note
         g.log(note, "yellow")
     w.flush()
     with g.status("applying the series (trial)"):
-        with series.applied(src, ser, cache=g.cache) as ap:
+        with apply.applied(src, ser, cache=g.cache) as ap:
             w.doc["series"]["commits"] = ap.commits
     with g.status("checkpatch.pl"):
-        w.doc["checkpatch"] = series.checkpatch(src.tree, ser)
+        w.doc["checkpatch"] = checkpatch.run(src.tree, ser)
     w.flush()
     for p in w.doc["checkpatch"]:
         g.log(f"checkpatch {p['number']}/{len(ser.patches)} {p['subject']}: "
@@ -194,7 +193,7 @@ def _with_series(g: Ground, src: source.KernelSource, ser: series.Series, each_c
         yield from _series_over_built_base(g, src, ser)
         return
     yield Measure(src, Role.BASE)
-    with series.applied(src, ser, cache=g.cache) as ap:
+    with apply.applied(src, ser, cache=g.cache) as ap:
         set_sides(g, src, ap.source)
         if each_commit:
             build_each_commit(g, ap)
@@ -214,20 +213,20 @@ def _series_over_built_base(g: Ground, src: source.KernelSource, ser: series.Ser
     then apply the series and queue its builds, and judge the base (its saved
     measurements, or boots) while the series' first page size builds."""
     base_builds = yield Build(src, free_tree=True)
-    with series.applied(src, ser, cache=g.cache) as ap:
+    with apply.applied(src, ser, cache=g.cache) as ap:
         set_sides(g, src, ap.source)
         builds = yield Build(ap.source)
         yield Measure(src, Role.BASE, base_builds)
         yield Measure(ap.source, Role.SERIES, builds)
 
 
-def build_each_commit(g: Ground, ap: series.Applied) -> None:
+def build_each_commit(g: Ground, ap: apply.Applied) -> None:
     """Build every commit before the tip for every page size (the tip is the
     series side's own build); stop at the first that breaks."""
     w = g.writer
     try:
         for k, commit in enumerate(ap.commits[:-1], 1):
-            series.checkout(ap.source, commit)
+            apply.checkout(ap.source, commit)
             subject = w.doc["series"]["patches"][k - 1]["subject"]
             for page in g.page_sizes:
                 entry = {"number": k, "commit": commit, "subject": subject, "page_size": page.name}
@@ -244,7 +243,7 @@ def build_each_commit(g: Ground, ap: series.Applied) -> None:
                     return
             g.log(f"commit {k}/{len(ap.commits)} builds for every page size")
     finally:
-        series.checkout(ap.source, ap.commits[-1])
+        apply.checkout(ap.source, ap.commits[-1])
 
 
 def tip_built(g: Ground) -> None:

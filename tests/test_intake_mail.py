@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from foliofarm.intake import series
+from foliofarm.intake import apply, series
 from foliofarm.errors import UsageError
 
 from test_series import git, tree  # noqa: F401  (the tiny git tree fixture)
@@ -36,7 +36,7 @@ def plain(subject: str, text: str, msgid: str = "<1@x>", reply_to: str = "") -> 
 
 def applies(tree, path: Path, want_line: str = "int b2;") -> series.Series:  # noqa: F811
     ser = series.load(str(path))
-    with series.applied(tree, ser) as ap:
+    with apply.applied(tree, ser) as ap:
         assert len(ap.commits) == len(ser.patches)
         assert want_line in (tree.tree / "mm" / "filemap.c").read_text()
         log = git(tree.tree, "log", "-1", "--format=%s%n%b")
@@ -146,7 +146,7 @@ def test_a_thread_gives_its_latest_version_in_order(tree, tmp_path):  # noqa: F8
     assert ser.base_commit == "0123456789abcdef0123456789abcdef01234567"
     assert any("2 replies left out" in n for n in ser.notes)
     assert any("v2 taken" in n for n in ser.notes)
-    with series.applied(tree, ser):
+    with apply.applied(tree, ser):
         assert (tree.tree / "mm" / "filemap.c").read_text() == "int a;\nint b2;\nint c2;\n"
 
 

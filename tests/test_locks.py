@@ -13,8 +13,7 @@ from pathlib import Path
 import pytest
 
 from foliofarm import locks
-from foliofarm.intake import series
-from foliofarm.intake import source
+from foliofarm.intake import series, source
 from test_series import git, tree  # noqa: F401  (the tiny real git tree fixture)
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -131,10 +130,10 @@ def test_a_base_build_waits_while_another_run_has_a_series_applied(tree, tmp_pat
     code = textwrap.dedent(f"""
         import sys
         from pathlib import Path
-        from foliofarm.intake import series
+        from foliofarm.intake import apply, series
         from foliofarm.intake.source import KernelSource
         src = KernelSource(spec="debian:7.3", tree=Path({str(t)!r}), version="7.3.4", origin="x")
-        with series.applied(src, series.load({str(tmp_path / 's.mbox')!r}), cache=Path({str(tmp_path / 'cache')!r})):
+        with apply.applied(src, series.load({str(tmp_path / 's.mbox')!r}), cache=Path({str(tmp_path / 'cache')!r})):
             print("applied", flush=True)
             sys.stdin.read()
     """)

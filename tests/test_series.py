@@ -6,8 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from foliofarm.intake import series
-from foliofarm.intake import source
+from foliofarm.intake import apply, checkpatch, series, source
 from foliofarm.errors import UsageError
 from foliofarm.intake.source import GIT_IDENTITY, KernelSource
 
@@ -55,7 +54,7 @@ def mbox(src: KernelSource, tmp_path: Path, *extra: str) -> Path:
 
 
 def snapshot(src: KernelSource):
-    return series.tree_snapshot(src.tree)
+    return apply.tree_snapshot(src.tree)
 
 
 def test_directory_applies_in_order_and_tree_is_restored(tree, tmp_path):
@@ -65,7 +64,7 @@ def test_directory_applies_in_order_and_tree_is_restored(tree, tmp_path):
     assert [p.subject for p in ser.patches] == ["mm: rename b", "mm: rename c"]
     assert ser.patches[0].files == ("mm/filemap.c",)
     before, base_state = snapshot(tree), tree.state()
-    with series.applied(tree, ser) as ap:
+    with apply.applied(tree, ser) as ap:
         assert ap.source.label == "7.3+series"
         assert len(ap.commits) == 2
         assert "int b2;\nint c2;" in (tree.tree / "mm" / "filemap.c").read_text()
@@ -81,8 +80,8 @@ def test_mbox_with_cover_letter_skips_it_and_reads_base_commit(tree, tmp_path):
     assert len(ser.patches) == 2 and ser.patches[1].number == 2
     assert ser.cover is not None          # "*** SUBJECT HERE ***" from format-patch
     assert ser.base_commit == base
-    assert series.base_commit_note(ser, tree) is None    # the same base: nothing to say
-    with series.applied(tree, ser) as ap:
+    assert apply.base_commit_note(ser, tree) is None    # the same base: nothing to say
+    with apply.applied(tree, ser) as ap:
         assert len(ap.commits) == 2
 
 
@@ -91,7 +90,7 @@ def test_base_commit_other_than_base_under_test_is_reported(tree, tmp_path):
     ser = series.load(str(box))
     other = git(tree.tree, "rev-parse", "HEAD").strip()
     commit(tree, "int a;", "int a1;", "unrelated")          # base under test moves on
-    note = series.base_commit_note(ser, tree)
+    note = apply.base_commit_note(ser, tree)
     assert note and ser.base_commit in note and "fake 7.3" in note
     assert ser.base_commit == other
 
@@ -115,7 +114,7 @@ def test_quilt_series_file_orders_patches_and_headerless_diffs_get_headers(tree,
     (q / "series").write_text("# order\nb.diff\na.diff -p1\n")
     ser = series.load(str(q))
     assert [p.subject for p in ser.patches] == ["b", "a"]
-    with series.applied(tree, ser) as ap:
+    with apply.applied(tree, ser) as ap:
         assert len(ap.commits) == 2
     (q / "series").write_text("c.patch\n")
     with pytest.raises(UsageError, match="c.patch"):
@@ -170,7 +169,7 @@ def test_patch_that_does_not_apply_names_it_and_leaves_tree_as_it_was(tree, tmp_
     ser = series.load(str(d))
     before = snapshot(tree)
     with pytest.raises(UsageError) as exc:
-        with series.applied(tree, ser):
+        with apply.applied(tree, ser):
             pass
     assert "patch 2/2 'mm: rename c'" in str(exc.value)
     assert "does not apply to fake 7.3" in str(exc.value)
@@ -184,7 +183,7 @@ def test_series_for_a_different_tree_says_so(tree, tmp_path):
         p.write_text(p.read_text().replace("mm/filemap.c", "fs/nosuch.c"))
     before = snapshot(tree)
     with pytest.raises(UsageError, match="files this tree does not have .fs/nosuch.c.*different tree"):
-        with series.applied(tree, series.load(str(d))):
+        with apply.applied(tree, series.load(str(d))):
             pass
     assert snapshot(tree) == before
 
@@ -193,9 +192,9 @@ def test_interrupted_run_is_recovered(tree, tmp_path):
     """A killed run leaves the work branch checked out: the next run puts it back."""
     before = snapshot(tree)
     ser = series.load(str(two_patch_series(tree, tmp_path / "s")))
-    git(tree.tree, "checkout", "-q", "-b", series.WORK_BRANCH)
+    git(tree.tree, "checkout", "-q", "-b", source.WORK_BRANCH)
     commit(tree, "int a;", "int a9;", "half-applied")
-    with series.applied(tree, ser):
+    with apply.applied(tree, ser):
         pass
     assert snapshot(tree) == before
 
@@ -206,7 +205,7 @@ def test_debian_tree_left_mid_series_is_built_as_base(tree, tmp_path, capsys):
     so a series' code is never built and judged as the base kernel."""
     before = snapshot(tree)
     assert source.restore_base(tree.tree) is False
-    git(tree.tree, "checkout", "-q", "-b", series.WORK_BRANCH)
+    git(tree.tree, "checkout", "-q", "-b", source.WORK_BRANCH)
     commit(tree, "int a;", "int a9;", "mutant")
     (tree.tree / "mm" / "filemap.c").write_text("half-applied\n")
     assert source.restore_base(tree.tree) is True
@@ -224,13 +223,13 @@ def test_dirty_tree_is_refused(tree, tmp_path):
     ser = series.load(str(two_patch_series(tree, tmp_path / "s")))
     (tree.tree / "mm" / "filemap.c").write_text("dirty\n")
     with pytest.raises(UsageError, match="uncommitted changes"):
-        with series.applied(tree, ser):
+        with apply.applied(tree, ser):
             pass
 
 
 def test_checkpatch_output_parsed():
     """Recorded from 7.3's scripts/checkpatch.pl --terse --show-types on style.patch."""
-    res = series.parse_checkpatch((DATA / "checkpatch" / "terse.txt").read_text())
+    res = checkpatch.parse((DATA / "checkpatch" / "terse.txt").read_text())
     assert (res["errors"], res["warnings"], res["checks"]) == (5, 4, 0)
     assert res["findings"][1] == {"line": 14, "level": "ERROR", "type": "TRAILING_WHITESPACE",
                                   "message": "trailing whitespace"}
@@ -258,7 +257,7 @@ def test_local_tree_series_go_to_a_worktree_in_the_cache(tree, tmp_path):
     wt = source.worktree(local, tmp_path / "cache", ser.base_rev)
     assert wt.tree.parent == tmp_path / "cache" / "worktrees" and wt.xy == "7.3"
     assert git(wt.tree, "rev-parse", "HEAD").strip() == base
-    with series.applied(wt, ser) as ap:
+    with apply.applied(wt, ser) as ap:
         assert "int b2;" in (wt.tree / "mm" / "filemap.c").read_text()
         assert len(ap.commits) == 1
     assert git(wt.tree, "rev-parse", "HEAD").strip() == base
@@ -281,13 +280,13 @@ def test_a_local_tree_at_a_ref_is_built_from_a_worktree_at_that_commit(tmp_path)
     git(t, "tag", "v7.2")
     (t / "Makefile").write_text("VERSION = 7\nPATCHLEVEL = 3\nSUBLEVEL = 0\n")
     git(t, "commit", "-q", "-am", "v7.3")
-    before = series.tree_snapshot(t)
+    before = apply.tree_snapshot(t)
     src = source.resolve(f"{t}@v7.2", tmp_path / "cache")
     assert src.ref == "v7.2" and src.label == "7.2" and "v7.2" in src.origin
     with source.checked_out(src, tmp_path / "cache") as wt:
         assert wt.tree != t and wt.tree.is_relative_to(tmp_path / "cache")
         assert "PATCHLEVEL = 2" in (wt.tree / "Makefile").read_text() and wt.label == "7.2"
-    assert series.tree_snapshot(t) == before
+    assert apply.tree_snapshot(t) == before
     plain = source.resolve(str(t), tmp_path / "cache")
     with source.checked_out(plain, tmp_path / "cache") as same:
         assert same.tree == t and same.label == "7.3"

@@ -14,8 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from foliofarm.intake import series
-from foliofarm.intake import source
+from foliofarm.intake import apply, source
 from foliofarm.judge import checks
 from foliofarm.cli import main
 from foliofarm.paths import cache_dir
@@ -68,7 +67,7 @@ def test_benign_series_gives_no_regression_on_the_full_matrix(tmp_path, reads_ba
 
 def test_series_that_does_not_apply_stops_and_leaves_the_tree(tmp_path, capsys):
     tree = cached_tree()
-    before = series.tree_snapshot(tree)
+    before = apply.tree_snapshot(tree)
     code = main(["run", "--page-sizes", "4k", "--fs", "xfs", "--checks", "exec-text",
                  "--series", str(EX / "no-apply"), "--results", str(tmp_path)])
     err = capsys.readouterr().err
@@ -78,12 +77,12 @@ def test_series_that_does_not_apply_stops_and_leaves_the_tree(tmp_path, capsys):
     doc = load(tmp_path)
     assert doc["errors"][0]["stage"] == "input"
     assert doc["kernels"] == [] and doc["cells"] == []     # nothing was built or booted
-    assert series.tree_snapshot(tree) == before
+    assert apply.tree_snapshot(tree) == before
 
 
 def test_series_that_does_not_build_names_the_first_broken_commit(tmp_path, reads_back):
     tree = cached_tree()
-    before = series.tree_snapshot(tree)
+    before = apply.tree_snapshot(tree)
     code = main(["run", "--page-sizes", "4k", "--fs", "xfs", "--checks", "exec-text",
                  "--series", str(EX / "no-build"), "--each-commit", "--results", str(tmp_path)])
     doc = load(tmp_path)
@@ -95,4 +94,4 @@ def test_series_that_does_not_build_names_the_first_broken_commit(tmp_path, read
     md = (tmp_path / doc["run_id"] / "report.md").read_text()
     assert "First commit that does not build: 2 'mm/filemap: give the mmap_miss helper a ra_ prefix'" in md
     assert reads_back(tmp_path / doc["run_id"])["each_commit"] == doc["each_commit"]
-    assert series.tree_snapshot(tree) == before
+    assert apply.tree_snapshot(tree) == before

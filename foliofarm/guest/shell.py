@@ -11,8 +11,7 @@ from dataclasses import dataclass, field
 
 from foliofarm import hosttools, locks, matrix
 from foliofarm.guest import images, rootfs
-from foliofarm.intake import series
-from foliofarm.intake import source
+from foliofarm.intake import apply, series, source
 from foliofarm.kernel.build import Builder, extra_fragment
 from foliofarm.errors import UsageError
 from foliofarm.guest.qemu import QEMU, Machine
@@ -55,14 +54,14 @@ def machine(opts: ShellOptions, log=print) -> Machine:
     builder = Builder(cache, log=log, extra=extra_fragment(cache, opts.extra_config))
     if opts.series and src.spec.startswith("debian:"):
         ser = series.load(opts.series)
-        with series.applied(src, ser, cache=cache) as ap:
+        with apply.applied(src, ser, cache=cache) as ap:
             arts = builder.build(ap.source, page, opts.variant)
     elif opts.series:
         # as a series run does: applied in a worktree in the cache, never the checkout
         ser = series.load(opts.series, src.tree)
         with locks.tree(cache, source.worktree_dir(src, cache), exclusive=True, log=log):
             wt = source.worktree(src, cache, ser.base_rev or src.ref or "HEAD")
-            with series.applied(wt, ser) as ap:
+            with apply.applied(wt, ser) as ap:
                 arts = builder.build(ap.source, page, opts.variant)
     else:
         with source.checked_out(src, cache, log) as tree:

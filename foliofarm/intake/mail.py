@@ -11,13 +11,13 @@ order, and the cover letter gives the series' name and its base-commit."""
 from __future__ import annotations
 
 import re
-import subprocess
 from dataclasses import dataclass
 from email.parser import BytesHeaderParser
 from email.policy import compat32
 from pathlib import Path
 
-from foliofarm.errors import InfraError, UsageError
+from foliofarm.errors import UsageError
+from foliofarm.intake import git
 from foliofarm.util import tmp_dir
 
 # `[RFC PATCH v3 RESEND 2/7]`: the version and the position, wherever they sit
@@ -87,20 +87,12 @@ class Mail:
         return tuple(f for f in files if f not in new), new
 
 
-def _git(args: list[str], what: str, stdin: bytes | None = None) -> subprocess.CompletedProcess:
-    try:
-        return subprocess.run(["git", *args], input=stdin, capture_output=True, check=False,
-                              env={"PATH": "/usr/bin:/bin", "HOME": "/nonexistent", "LC_ALL": "C",
-                                   "GIT_CONFIG_NOSYSTEM": "1"})
-    except FileNotFoundError:
-        raise InfraError(f"git is not installed ({what}): install Debian's git") from None
-
-
 def diff_trouble(m: Mail) -> str:
     """"" if the patch part of ``m`` is a diff git can apply somewhere: it
     parses, names its files and its hunks are whole (`git apply --numstat
     --summary`, which reads the diff alone, no tree needed); else git's words."""
-    p = _git(["apply", "--numstat", "--summary", "-"], "reading a diff", stdin=m.patch)
+    p = git.git(None, "apply", "--numstat", "--summary", "-", check=False, text=False,
+                what="reading a diff", stdin=m.patch)
     if p.returncode == 0 and p.stdout.strip():
         return ""
     said = [ln.removeprefix("error: ").removeprefix("fatal: ").strip()
@@ -119,7 +111,8 @@ def split(data: bytes, origin: str) -> list[bytes]:
         box.write_bytes(data)
         out.mkdir()
         # -b: a file that does not start with an mbox From line is one message
-        p = _git(["mailsplit", "-b", f"-o{out}", str(box)], "splitting an mbox")
+        p = git.git(None, "mailsplit", "-b", f"-o{out}", str(box), check=False, text=False,
+                what="splitting an mbox")
         if p.returncode:
             raise UsageError(f"{origin} is not an mbox, a mail or a diff ({p.stderr.decode(errors='replace').strip()}): "
                              "expected `git format-patch` or `b4 am` output")
@@ -131,7 +124,8 @@ def read(raw: bytes, name: str) -> Mail:
     for the version and position; the body re-coded to UTF-8)."""
     with tmp_dir("mailinfo") as tmp:
         msg, patch = Path(tmp) / "msg", Path(tmp) / "patch"
-        p = _git(["mailinfo", "-k", "-u", str(msg), str(patch)], "decoding a mail", stdin=raw)
+        p = git.git(None, "mailinfo", "-k", "-u", str(msg), str(patch), check=False, text=False,
+                what="decoding a mail", stdin=raw)
         if p.returncode:
             raise UsageError(f"{name}: git mailinfo cannot read it: "
                              f"{p.stderr.decode(errors='replace').strip()}")

@@ -1,4 +1,4 @@
-"""Patch series: intake, checkpatch, and applying them with `git am`.
+"""Patch series: what is read in (apply.py applies them, checkpatch.py checks them).
 
 A series comes as one of:
 - an mbox, as `git format-patch --stdout`, `b4 am` or `b4 mbox` (a whole list
@@ -10,26 +10,19 @@ A series comes as one of:
   one, else by name;
 - a git range ``BASE..TIP`` in a local kernel tree (``--kernel PATH``).
 
-Everything is read and validated before the tree is touched. Patches are applied
-with `git am` on a work branch; on the way out, whatever happened, the tree is back
-on its original commit with no trace of the work branch.
+Everything is read and validated before the tree is touched.
 """
 
 from __future__ import annotations
 
 import re
 import subprocess
-import sys
-from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator
 
-from foliofarm import locks, sandbox
-from foliofarm.intake import mail
 from foliofarm.errors import InfraError, UsageError
-from foliofarm.intake.source import GIT_IDENTITY, WORK_BRANCH, KernelSource
-from foliofarm.util import tmp_dir
+from foliofarm.intake import git, mail
+
 PATCH_SUFFIXES = (".patch", ".diff", ".mbox", ".mbx", ".eml", ".cover")
 MBOX_FROM = b"From foliofarm Mon Sep 17 00:00:00 2001\n"
 
@@ -185,195 +178,21 @@ def _load_range(spec: str, tree: Path | None) -> Series:
         raise UsageError(f"git range {spec!r}: write it as BASE..TIP (two dots)")
     revs = {}
     for rev in (base, tip):
-        p = _git(tree, "rev-parse", "--verify", "-q", f"{rev}^{{commit}}", check=False)
+        p = git.git(tree, "rev-parse", "--verify", "-q", f"{rev}^{{commit}}", check=False)
         if p.returncode:
             raise UsageError(f"git range {spec!r}: {rev!r} does not resolve to a commit in {tree}")
         revs[rev] = p.stdout.strip()
-    commits = _git(tree, "rev-list", "--reverse", f"{revs[base]}..{revs[tip]}").stdout.split()
+    commits = git.git(tree, "rev-list", "--reverse", f"{revs[base]}..{revs[tip]}").stdout.split()
     if not commits:
         raise UsageError(f"git range {spec!r} is empty in {tree}: no commit in {tip} that is not in {base}")
-    merges = _git(tree, "rev-list", "--merges", f"{revs[base]}..{revs[tip]}").stdout.split()
+    merges = git.git(tree, "rev-list", "--merges", f"{revs[base]}..{revs[tip]}").stdout.split()
     if merges:
         raise UsageError(f"git range {spec!r} has merge commits ({merges[0][:12]}): a series must be linear")
     mbox = subprocess.run(["git", "-C", str(tree), "format-patch", "--stdout", "--no-signature",
                            f"{revs[base]}..{revs[tip]}"], capture_output=True, check=False,
-                          env=_env())
+                          env=git.env())
     if mbox.returncode:
         raise InfraError(f"git format-patch {spec} in {tree}: {mbox.stderr.decode().strip()}")
     raws = mail.split(mbox.stdout, spec)
     patches, _, _, _ = _patches([(c[:12], r) for c, r in zip(commits, raws)], spec)
     return Series(spec, "range", tuple(patches), base_rev=revs[base])
-
-
-def _env() -> dict[str, str]:
-    return {**GIT_IDENTITY, "PATH": "/usr/bin:/bin", "HOME": "/nonexistent",
-            "GIT_CONFIG_NOSYSTEM": "1", "LC_ALL": "C"}
-
-
-def _git(tree: Path, *args: str, check: bool = True,
-         sandboxed: list[Path] | None = None) -> subprocess.CompletedProcess[str]:
-    """git in ``tree``; with ``sandboxed`` (paths it may read), in the sandbox,
-    writing only the tree."""
-    argv = ["git", "-C", str(tree), *args]
-    if sandboxed is not None:
-        # a worktree's commits go to its repository's object store
-        common = subprocess.run(["git", "-C", str(tree), "rev-parse", "--path-format=absolute",
-                                 "--git-common-dir"], capture_output=True, text=True, check=False)
-        write = [tree] + ([Path(common.stdout.strip())] if common.returncode == 0 else [])
-        argv = sandbox.wrap(argv, read=sandboxed, write=write)
-    proc = subprocess.run(argv, capture_output=True, text=True, env=_env(), check=False)
-    if check and proc.returncode:
-        raise InfraError(f"git {' '.join(args)} in {tree} failed: {proc.stderr.strip()}")
-    return proc
-
-
-def tree_snapshot(tree: Path) -> tuple[str, str, str]:
-    """HEAD, branches and status: what "left exactly as it was" compares."""
-    return (_git(tree, "rev-parse", "HEAD").stdout, _git(tree, "branch", "--list").stdout,
-            _git(tree, "--no-optional-locks", "status", "--porcelain", "--untracked-files=all").stdout)
-
-
-def recover(tree: Path) -> None:
-    """Undo what a killed run left: a `git am` in progress, the work branch checked out."""
-    _git(tree, "am", "--abort", check=False)     # a no-op when none is in progress
-    branch = _git(tree, "symbolic-ref", "--short", "-q", "HEAD", check=False).stdout.strip()
-    if branch == WORK_BRANCH:
-        if _git(tree, "rev-parse", "--verify", "-q", "refs/heads/base", check=False).returncode:
-            raise UsageError(f"{tree} is still on {WORK_BRANCH} from an interrupted run: check out "
-                             f"your branch there and delete {WORK_BRANCH}")
-        _git(tree, "checkout", "-q", "-f", "base")
-    _git(tree, "branch", "-q", "-D", WORK_BRANCH, check=False)
-
-
-def base_commit_note(ser: Series, src: KernelSource) -> str | None:
-    """Say so when the series names a base-commit other than the base under test."""
-    if not ser.base_commit:
-        return None
-    head = _git(src.tree, "rev-parse", "HEAD").stdout.strip() if src.versioned else ""
-    if head.startswith(ser.base_commit) or ser.base_commit.startswith(head[:12] or "-"):
-        return None
-    known = src.versioned and _git(src.tree, "cat-file", "-e", f"{ser.base_commit}^{{commit}}",
-                                   check=False).returncode == 0
-    return (f"the series says base-commit: {ser.base_commit}, but the base under test is {src.origin}"
-            f"{f' at {head[:12]}' if head else ''}"
-            + (" (that commit is in the tree)" if known else " (that commit is not in this tree)"))
-
-
-def _missing_files(tree: Path, patch: Patch) -> list[str]:
-    return [f for f in patch.files if not (tree / f).exists()]
-
-
-@dataclass
-class Applied:
-    source: KernelSource     # the patched tree, labelled X.Y+<tag>
-    commits: list[str]       # one commit per patch, in order
-
-
-@contextmanager
-def applied(src: KernelSource, ser: Series, tag: str = "series", cache: Path | None = None
-            ) -> Iterator[Applied]:
-    """Yield ``src`` with ``ser`` applied; on exit the tree is back on its original
-    commit with no trace of the work branch, whatever happened. With ``cache``,
-    the tree is held exclusively meanwhile (locks.tree): no other run builds it
-    as its base, or applies its own series, until this one is done with it."""
-    if cache is None:
-        yield from _applied(src, ser, tag)
-        return
-    with locks.tree(cache, src.tree, exclusive=True, log=lambda m: print(m, file=sys.stderr)):
-        yield from _applied(src, ser, tag)
-
-
-def _applied(src: KernelSource, ser: Series, tag: str) -> Iterator[Applied]:
-    tree = src.tree
-    if not (tree / ".git").exists():
-        raise UsageError(f"{tree} is not a git tree: a series needs one to apply with git am")
-    recover(tree)
-    if _git(tree, "--no-optional-locks", "status", "--porcelain", "--untracked-files=no").stdout.strip():
-        raise UsageError(f"{tree} has uncommitted changes; commit or stash them before applying a series")
-    head = _git(tree, "rev-parse", "HEAD").stdout.strip()
-    branch = _git(tree, "symbolic-ref", "--short", "-q", "HEAD", check=False).stdout.strip()
-    _git(tree, "checkout", "-q", "-B", WORK_BRANCH, head)
-    commits: list[str] = []
-    try:
-        with tmp_dir("series") as tmp:
-            for p in ser.patches:
-                f = Path(tmp) / f"{p.number:04d}.mbox"
-                f.write_bytes(p.mbox())
-                am = _git(tree, "am", "-q", str(f), check=False,
-                          sandboxed=[Path(tmp)])
-                if am.returncode:
-                    _git(tree, "am", "--abort", check=False)
-                    raise UsageError(_apply_error(src, ser, p, am, tree))
-                commits.append(_git(tree, "rev-parse", "HEAD").stdout.strip())
-        yield Applied(replace(src, spec=f"{src.spec}+{tag}", origin=f"{src.origin} + {ser.spec}",
-                              tag=tag), commits)
-    finally:
-        _git(tree, "am", "--abort", check=False)
-        _git(tree, "checkout", "-q", "-f", branch or head)
-        _git(tree, "branch", "-q", "-D", WORK_BRANCH, check=False)
-
-
-def checkout(src: KernelSource, commit: str) -> None:
-    """Move the work branch to one commit of the applied series (for --each-commit)."""
-    _git(src.tree, "checkout", "-q", "-f", "-B", WORK_BRANCH, commit)
-
-
-def _apply_error(src: KernelSource, ser: Series, p: Patch, am: subprocess.CompletedProcess[str],
-                 tree: Path) -> str:
-    # git's own reasons, without its advice on resuming an am we have already aborted
-    said = [ln for ln in (am.stdout + am.stderr).splitlines()
-            if ln.strip() and not re.match(r"(hint:|Patch failed at|When you have resolved|If you prefer"
-                                           r"|To restore the original)", ln)]
-    msg = [f"patch {p.number}/{len(ser.patches)} {p.subject!r} ({p.name}) does not apply to {src.origin}:",
-           *("  " + ln for ln in said)]
-    missing = _missing_files(tree, p)
-    if missing:
-        msg.append(f"it modifies files this tree does not have ({', '.join(missing[:5])}): is the series "
-                   "for a different tree? Choose the base it was written for with --kernel")
-    else:
-        msg.append("rebase the series onto the base under test, or choose its base with --kernel")
-    if note := base_commit_note(ser, src):
-        msg.append(note)
-    return "\n".join(msg)
-
-
-# -- checkpatch --------------------------------------------------------------------
-
-CHECKPATCH_LINE = re.compile(r"^(?P<file>[^:]*):(?P<line>\d+): (?P<level>ERROR|WARNING|CHECK):"
-                             r"(?P<type>[A-Z0-9_]+): (?P<msg>.*)$")
-
-
-def parse_checkpatch(text: str) -> dict[str, object]:
-    """Findings from `checkpatch.pl --terse --show-types` output."""
-    findings = []
-    for line in text.splitlines():
-        if m := CHECKPATCH_LINE.match(line.strip()):
-            findings.append({"line": int(m["line"]), "level": m["level"], "type": m["type"],
-                             "message": m["msg"]})
-    return {"errors": sum(f["level"] == "ERROR" for f in findings),
-            "warnings": sum(f["level"] == "WARNING" for f in findings),
-            "checks": sum(f["level"] == "CHECK" for f in findings),
-            "findings": findings}
-
-
-def checkpatch(tree: Path, ser: Series) -> list[dict[str, object]]:
-    """Run the tree's own scripts/checkpatch.pl on every patch."""
-    script = tree / "scripts" / "checkpatch.pl"
-    if not script.is_file():
-        raise InfraError(f"{tree} has no scripts/checkpatch.pl")
-    out = []
-    with tmp_dir("checkpatch") as tmp:
-        for p in ser.patches:
-            f = Path(tmp) / f"{p.number:04d}.patch"
-            f.write_bytes(p.mbox())
-            # the tree's own script: sandboxed, seeing the tree and the patch only
-            argv = sandbox.wrap(["perl", str(script), "--terse", "--no-summary", "--show-types",
-                                 f"--root={tree}", str(f)], read=[tree, Path(tmp)], cwd=tree)
-            proc = subprocess.run(argv, capture_output=True, text=True, cwd=tree, env=_env(),
-                                  check=False)
-            res = parse_checkpatch(proc.stdout)
-            if proc.returncode not in (0, 1) or (proc.returncode and not res["findings"]):
-                raise InfraError(f"checkpatch.pl failed on patch {p.number} ({p.name}): "
-                                 f"{(proc.stderr or proc.stdout).strip()[-500:]}")
-            out.append({"number": p.number, "subject": p.subject, "name": p.name, **res})
-    return out

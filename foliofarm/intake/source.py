@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Iterator
 
 from foliofarm import locks, matrix
+from foliofarm.intake import git
 from foliofarm.intake.apt import PrivateApt
 from foliofarm.errors import InfraError, UsageError
 from foliofarm.util import StagingDir, check_free_space, clean_stale_staging, run, sha256_text
@@ -20,11 +21,7 @@ from foliofarm.util import StagingDir, check_free_space, clean_stale_staging, ru
 # The branch a series is applied on (foliofarm/intake/series.py).
 WORK_BRANCH = "foliofarm-series"
 
-GIT_IDENTITY = {
-    "GIT_AUTHOR_NAME": "foliofarm", "GIT_AUTHOR_EMAIL": "foliofarm@localhost",
-    "GIT_COMMITTER_NAME": "foliofarm", "GIT_COMMITTER_EMAIL": "foliofarm@localhost",
-    "GIT_AUTHOR_DATE": "2000-01-01T00:00:00Z", "GIT_COMMITTER_DATE": "2000-01-01T00:00:00Z",
-}
+GIT_IDENTITY = git.IDENTITY     # the farm's commits' author, committer and date
 
 
 @dataclass(frozen=True)
@@ -50,10 +47,10 @@ class KernelSource:
         """Identity of the tree's content: HEAD commit plus any uncommitted change.
         Artifacts are keyed by it, so a changed tree is never mistaken for a built one."""
         if (self.tree / ".git").exists():
-            head = _git(self.tree, "rev-parse", "HEAD").strip()
-            dirty = _git(self.tree, "--no-optional-locks", "status", "--porcelain", "--untracked-files=no")
+            head = git.out(self.tree, "rev-parse", "HEAD").strip()
+            dirty = git.out(self.tree, "--no-optional-locks", "status", "--porcelain", "--untracked-files=no")
             if dirty:
-                dirty += _git(self.tree, "diff", "HEAD")
+                dirty += git.out(self.tree, "diff", "HEAD")
             return head + ("-" + sha256_text(dirty)[:12] if dirty else "")
         # An unpacked tree without git: only make can tell what changed.
         return "unversioned-" + sha256_text(str(self.tree))[:12]
@@ -64,17 +61,13 @@ class KernelSource:
 
 
 def is_dirty(tree: Path) -> bool:
-    return bool(_git(tree, "--no-optional-locks", "status", "--porcelain", "--untracked-files=no").strip())
-
-
-def _git(tree: Path, *args: str) -> str:
-    return run(["git", "-C", str(tree), *args], what="git").stdout.decode()
+    return bool(git.out(tree, "--no-optional-locks", "status", "--porcelain", "--untracked-files=no").strip())
 
 
 def makefile_version(tree: Path, ref: str = "") -> str:
     """X.Y.Z from the tree's top Makefile (at ``ref``, if given)."""
     if ref:
-        text = _git(tree, "show", f"{ref}:Makefile")[:2000]
+        text = git.out(tree, "show", f"{ref}:Makefile")[:2000]
     else:
         text = (tree / "Makefile").read_text(errors="replace")[:2000]
     parts = {}
@@ -174,18 +167,18 @@ def restore_base(tree: Path) -> bool:
     `base` commit. A run killed while a series was applied leaves it on the work
     branch or in the middle of `git am`; put it back, so that the series' code is
     never built and judged as the base. True if something had to be undone."""
-    head = _git(tree, "rev-parse", "HEAD").strip()
-    base = _git(tree, "rev-parse", "refs/heads/base").strip()
+    head = git.out(tree, "rev-parse", "HEAD").strip()
+    base = git.out(tree, "rev-parse", "refs/heads/base").strip()
     am = (tree / ".git" / "rebase-apply").exists()
     bisecting = (tree / ".git" / "BISECT_LOG").exists()
     on_base = subprocess.run(["git", "-C", str(tree), "symbolic-ref", "-q", "--short", "HEAD"],
                              capture_output=True, text=True, check=False).stdout.strip() == "base"
-    dirty = _git(tree, "--no-optional-locks", "status", "--porcelain", "--untracked-files=no").strip()
+    dirty = git.out(tree, "--no-optional-locks", "status", "--porcelain", "--untracked-files=no").strip()
     if head == base and on_base and not am and not bisecting and not dirty:
         return False
     subprocess.run(["git", "-C", str(tree), "am", "--abort"], capture_output=True, check=False)
     subprocess.run(["git", "-C", str(tree), "bisect", "reset"], capture_output=True, check=False)
-    _git(tree, "checkout", "-q", "-f", "base")
+    git.out(tree, "checkout", "-q", "-f", "base")
     subprocess.run(["git", "-C", str(tree), "branch", "-q", "-D", WORK_BRANCH], capture_output=True,
                    check=False)
     print(f"foliofarm: {tree} was left at {head[:12]}{' (dirty)' if dirty else ''} by an interrupted "
@@ -213,12 +206,10 @@ def _unpack(deb: Path, package: str, final: Path) -> None:
             raise InfraError(f"{deb.name}: expected one top directory, found {top}")
         top[0].rename(tmp / "linux")
         tree = tmp / "linux"
-        env = dict(GIT_IDENTITY)
-        run(["git", "-C", str(tree), "init", "-q", "-b", "base"], what="git init")
-        run(["git", "-C", str(tree), "add", "-A", "-f"], env=env, what="git add")
-        run(["git", "-C", str(tree), "commit", "-q", "--no-verify", "-m",
-             f"{package} {final.name.split('_', 1)[1]} as shipped by Debian"], env=env,
-            what="git commit")
+        git.git(tree, "init", "-q", "-b", "base")
+        git.git(tree, "add", "-A", "-f")
+        git.git(tree, "commit", "-q", "--no-verify", "-m",
+                f"{package} {final.name.split('_', 1)[1]} as shipped by Debian")
         (tmp / ".foliofarm-ready").write_text(package + "\n")
 
 
@@ -232,15 +223,14 @@ def worktree(src: KernelSource, cache: Path, rev: str) -> KernelSource:
     Its place is fixed per repository, so its build directory stays warm; a run
     holds it (locks.tree, exclusive) from this checkout to its last build."""
     wt = worktree_dir(src, cache)
-    commit = _git(src.tree, "rev-parse", "--verify", f"{rev}^{{commit}}").strip()
+    commit = git.out(src.tree, "rev-parse", "--verify", f"{rev}^{{commit}}").strip()
     if not (wt / ".git").exists():
         wt.parent.mkdir(parents=True, exist_ok=True)
-        run(["git", "-C", str(src.tree), "worktree", "prune"], what="git worktree prune")
-        run(["git", "-C", str(src.tree), "worktree", "add", "-q", "--detach", str(wt), commit],
-            what="git worktree add")
+        git.out(src.tree, "worktree", "prune")
+        git.out(src.tree, "worktree", "add", "-q", "--detach", str(wt), commit)
     else:
-        subprocess.run(["git", "-C", str(wt), "am", "--abort"], capture_output=True, check=False)
-        run(["git", "-C", str(wt), "checkout", "-q", "-f", "--detach", commit], what="git checkout")
+        git.git(wt, "am", "--abort", check=False, environment="user")
+        git.out(wt, "checkout", "-q", "-f", "--detach", commit)
     return KernelSource(spec=src.spec, tree=wt, version=makefile_version(wt),
                         origin=f"{src.tree} at {rev} ({commit[:12]})" if rev not in ("HEAD", commit)
                         else f"{src.tree} at {commit[:12]}")
