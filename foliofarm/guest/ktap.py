@@ -112,7 +112,7 @@ class Result:
 
 
 @dataclass
-class Run:
+class Parsed:
     results: list[Result]
     planned: int | None          # the plan's count; None where the run never printed it
     complete: bool               # a plan was printed and every result is there
@@ -172,7 +172,7 @@ def normalise(lines: list[str]) -> tuple[list[str], int | None, bool]:
     return lines[:start + 1] + [plan] + body, planned, cut
 
 
-def parse(text: str, parser: ModuleType) -> Run:
+def parse(text: str, parser: ModuleType) -> Parsed:
     """A run_vmtests.sh (or any kselftest) output: one Result per top-level
     test, each with its program's inner results."""
     lines, planned, cut = normalise(text.replace("\r", "").splitlines())
@@ -188,7 +188,7 @@ def parse(text: str, parser: ModuleType) -> Run:
         results.append(r)
     complete = (not cut and planned is not None and len(results) == planned
                 and all(r.status != "crash" for r in results))
-    return Run(results, planned, complete, errors)
+    return Parsed(results, planned, complete, errors)
 
 
 def _parse(parser: ModuleType, lines: list[str], errors: list[str]) -> Any:

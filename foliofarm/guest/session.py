@@ -202,36 +202,36 @@ class BootPlan:
         return self.log_stem.with_name(f"{self.log_stem.name}{suffix}.console.log")
 
 
-def run_boots(plan: BootPlan, on_measured: Measured, on_boot: Callable[[Boot], None],
+def run_boots(boots: BootPlan, on_measured: Measured, on_boot: Callable[[Boot], None],
               status: Callable[[str], Any] | None = None) -> Iterator[Boot]:
-    """Measure every pair of ``plan``, booting again after a check that hangs or
+    """Measure every pair of ``boots``, booting again after a check that hangs or
     crashes the guest. ``on_measured`` gets each measurement as it arrives; a
     check that ended its boot gets kind "crash" (the kernel hung or panicked) or
     "error" (the farm lost the guest), with "ended_boot" set. Yields
     each boot after it ends."""
-    pending = list(plan.pairs)
+    pending = list(boots.pairs)
     attempt = 0
     while pending:
         attempt += 1
-        log = plan.console_log(attempt)
-        boot = Boot(page_size=plan.page.name, kernel=plan.kernel, console_log=str(log),
+        log = boots.console_log(attempt)
+        boot = Boot(page_size=boots.page.name, kernel=boots.kernel, console_log=str(log),
                     fs=",".join(dict.fromkeys(c.fs.name for c, _ in pending)),
-                    qemu=plan.qemu, attempt=attempt)
+                    qemu=boots.qemu, attempt=attempt)
         if attempt > MAX_BOOTS:
             for cell, chk in pending:
                 on_measured(cell, chk, {"kind": "error", "reason": f"not run: the kernel "
                                         f"hung or crashed in {MAX_BOOTS} boots in a row"})
             return
         try:
-            with plan.session(plan.argv, log, plan.boot_timeout, outbox=plan.outbox) as g:
+            with boots.session(boots.argv, log, boots.boot_timeout, outbox=boots.outbox) as g:
                 boot.boot_seconds = round(g.boot_seconds, 2)
                 boot.banner = g.banner
                 boot.boot_splats = [f"{s.kind}: {s.line}" for s in g.splats]
                 boot.taint = g.taint
-                verify_guest(g, plan.page)
+                verify_guest(g, boots.page)
                 while pending:
                     cell, chk = pending[0]
-                    timeout = plan.timeouts.get((cell.fs.name, chk.name), chk.timeout)
+                    timeout = boots.timeouts.get((cell.fs.name, chk.name), chk.timeout)
                     t0 = time.monotonic()
                     seen = len(g.splats)
                     mark = g.console_mark()

@@ -16,7 +16,6 @@ from foliofarm.judge import selftests, smaps, thpmaps
 from foliofarm.errors import UsageError
 from foliofarm.paths import VMTESTS
 
-OUTCOMES = ("pass", "fail", "xfail", "xpass", "skip", "error")
 
 
 @dataclass(frozen=True)

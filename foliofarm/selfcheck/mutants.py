@@ -57,7 +57,7 @@ class Mutant:
 
 
 @dataclass
-class Outcome:
+class Result:
     name: str
     expected: list[str]
     exit_code: int
@@ -84,11 +84,11 @@ def load() -> list[Mutant]:
             for r in rows]
 
 
-def judge(doc: dict[str, Any], mutant: Mutant | None, all_cells: list[str]) -> Outcome:
+def judge(doc: dict[str, Any], mutant: Mutant | None, all_cells: list[str]) -> Result:
     """Compare a series run's verdicts with what the mutant names (None: a
     benign series, which names nothing)."""
     name = mutant.name if mutant else "benign"
-    out = Outcome(name, mutant.cells if mutant else [], doc.get("exit_code", -1), 0.0)
+    out = Result(name, mutant.cells if mutant else [], doc.get("exit_code", -1), 0.0)
     by_cell: dict[str, list[dict[str, Any]]] = {}
     for r in doc.get("verdicts", []):
         by_cell.setdefault(f"{r['page_size']}-{r['fs']}", []).append(r)
@@ -185,7 +185,7 @@ def main(argv: list[str] | None = None) -> int:
         mutants = [m for m in mutants if m.name in names]
     cells = cells_of(a.run_args)
     ui = Console(stderr=True)
-    outcomes: list[Outcome] = []
+    outcomes: list[Result] = []
     report = a.results / "mutants.json"
 
     def save() -> None:
@@ -201,7 +201,7 @@ def main(argv: list[str] | None = None) -> int:
             scope = ["--checks", ",".join(m.checks) if m and m.checks else checks.own(),
                      *(m.run_args if m else [])]
             doc, seconds, err = run_series(series, a.results / label, [*scope, *a.run_args])
-        o = judge(doc, m, cells) if doc else Outcome(label, m.cells if m else [], -1, seconds)
+        o = judge(doc, m, cells) if doc else Result(label, m.cells if m else [], -1, seconds)
         o.name, o.seconds, o.error, o.results = label, round(seconds, 1), err, str(a.results / label)
         outcomes.append(o)
         save()
@@ -217,11 +217,11 @@ def main(argv: list[str] | None = None) -> int:
     return 0 if all(o.ok for o in outcomes) else 1
 
 
-def m_named(o: Outcome) -> bool:
+def m_named(o: Result) -> bool:
     return bool(o.expected)
 
 
-def print_table(outcomes: list[Outcome]) -> None:
+def print_table(outcomes: list[Result]) -> None:
     t = Table(title="mutants")
     for col in ("mutant", "expected", "caught in (checks)", "missed", "reported elsewhere", "s"):
         t.add_column(col, overflow="fold")
