@@ -7,14 +7,17 @@ import errno
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from foliofarm import matrix
-from foliofarm.intake import series
-from foliofarm.intake import source
+from foliofarm.intake import series, source
 from foliofarm.judge import checks
 from foliofarm.errors import FarmError, UsageError
 from foliofarm.guest.qemu import numa_layout
 from foliofarm.paths import ROOT
+
+if TYPE_CHECKING:
+    from foliofarm.plan import RunOptions
 
 
 def positive_int(text: str) -> int:
@@ -84,7 +87,22 @@ def parser() -> argparse.ArgumentParser:
                     "contpte and readahead.")
     ap.add_argument("--version", action="version", version=f"foliofarm {version()}")
     sub = ap.add_subparsers(dest="cmd", required=True)
-    run = sub.add_parser("run", help="build, boot and check the matrix")
+    run_parser(sub.add_parser("run", help="build, boot and check the matrix"), d)
+    sub.add_parser("list", help="list page sizes, filesystems, kernels, variants and checks")
+    sub.add_parser("figures", help="the figures judged base against series, as a Markdown table")
+    sub.add_parser("bisect", help="the first commit where a check regresses on a cell "
+                                  "(foliofarm bisect --help)", add_help=False)
+    shell_parser(sub.add_parser("shell", help="boot one cell's guest with an interactive shell"), d)
+    rep = sub.add_parser("report", help="render report.md and report.html again from a results folder")
+    rep.add_argument("run_dir", type=Path, nargs="+",
+                     help="RESULTS/<run-id> or RESULTS/latest; several CI shards with --out")
+    rep.add_argument("--out", type=Path, default=None,
+                     help="merge several shards' results into this folder and report on them")
+    return ap
+
+
+def run_parser(run: argparse.ArgumentParser, d: dict[str, Any]) -> None:
+    """`foliofarm run`'s options: what to build, which cells and checks, the guests."""
     run.add_argument("--kernel", default=d["kernel"],
                      help=f"debian:X.Y ({', '.join(matrix.debian_kernels())}), a path to a "
                           f"kernel tree, or PATH@REF, a commit of a kernel git tree (default {d['kernel']})")
@@ -143,11 +161,9 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--guests", type=positive_int, default=default_guests(),
                      help="cells booted at once, each in its own TCG guest (default: the "
                           "host's cores, at most 2)")
-    sub.add_parser("list", help="list page sizes, filesystems, kernels, variants and checks")
-    sub.add_parser("figures", help="the figures judged base against series, as a Markdown table")
-    sub.add_parser("bisect", help="the first commit where a check regresses on a cell "
-                                  "(foliofarm bisect --help)", add_help=False)
-    sh = sub.add_parser("shell", help="boot one cell's guest with an interactive shell")
+
+
+def shell_parser(sh: argparse.ArgumentParser, d: dict[str, Any]) -> None:
     sh.add_argument("cell", help="page-fs (4k-xfs), or a cell id from results (4k-xfs-7.3+series)")
     sh.add_argument("--kernel", default=d["kernel"], help="as for run")
     sh.add_argument("--series", default=None, help="boot the kernel with this series applied")
@@ -159,12 +175,6 @@ def parser() -> argparse.ArgumentParser:
                     metavar="MB")
     sh.add_argument("--numa-nodes", type=positive_int, default=d.get("guest_numa_nodes", 1),
                     metavar="N")
-    rep = sub.add_parser("report", help="render report.md and report.html again from a results folder")
-    rep.add_argument("run_dir", type=Path, nargs="+",
-                     help="RESULTS/<run-id> or RESULTS/latest; several CI shards with --out")
-    rep.add_argument("--out", type=Path, default=None,
-                     help="merge several shards' results into this folder and report on them")
-    return ap
 
 
 def cmd_list() -> int:
@@ -233,57 +243,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.cmd == "report":
             from foliofarm import report
             return report.main([*map(str, args.run_dir)] + (["--out", str(args.out)] if args.out else []))
-        from foliofarm.plan import RunOptions
-        from foliofarm.runner import Run
-        pages = matrix.select_page_sizes(args.page_sizes)
-        filesystems = matrix.select_filesystems(args.fs)
-        cells = None
-        if args.cells is not None:
-            pages, filesystems, cells = matrix.select_cells(args.cells, pages, filesystems)
-        opts = RunOptions(
-            kernel=args.kernel,
-            page_sizes=pages,
-            filesystems=filesystems,
-            cells=cells,
-            jobs=args.jobs,
-            cpus=args.cpus,
-            memory_mb=args.memory,
-            numa_nodes=args.numa_nodes,
-            extra_config=args.extra_config,
-            dry_run=args.dry_run,
-            checks=checks.with_categories(checks.select(args.checks), args.mm_selftests),
-            results=args.results.resolve(),
-            variant=matrix.select_variant(args.variant),
-            series=args.series,
-            compare=args.compare,
-            each_commit=args.each_commit,
-            strict_style=args.strict_style,
-            fresh=args.fresh,
-            accel=args.accel,
-            boot_timeout=args.boot_timeout,
-            guests=args.guests,
-            command=["foliofarm", *argv],
-        )
-        source.validate_spec(args.kernel)
-        if args.series is not None and args.compare is not None:
-            raise UsageError("--series and --compare are two different comparisons: give one")
-        if (args.each_commit or args.strict_style) and args.series is None:
-            raise UsageError("--each-commit and --strict-style need --series")
-        if args.compare is not None:
-            source.validate_spec(args.compare)
-        if args.series is not None:
-            # Bad input is refused now, before anything is built or written.
-            local = None if args.kernel.startswith("debian:") else Path(args.kernel).expanduser()
-            series.load(args.series, local)
-        from foliofarm.kernel.build import EXTRA_ITEM
-        bad = [i for i in args.extra_config if not EXTRA_ITEM.match(i)]
-        if bad:
-            raise UsageError(f"-K {bad[0]!r}: write it CONFIG_NAME=VALUE (y, m, n, a number or "
-                             "a quoted string)")
-        if args.dry_run:
-            return Run(opts).dry_run()
-        writable_dir(opts.results)     # last: a refused run leaves no folder behind
-        return Run(opts).execute()
+        return cmd_run(args, argv)
     except FarmError as exc:
         print(f"foliofarm: {exc}", file=sys.stderr)
         return exc.exit_code
@@ -298,3 +258,66 @@ def main(argv: list[str] | None = None) -> int:
               "--results / FOLIOFARM_CACHE) and run again; what was written before is kept, "
               "and the next run redoes what this one could not finish", file=sys.stderr)
         return 3
+
+
+def cmd_run(args: argparse.Namespace, argv: list[str]) -> int:
+    """`foliofarm run`: refuse bad input before anything is built or written, then run."""
+    from foliofarm.runner import Run
+    opts = run_options(args, argv)
+    validate_run(args)
+    if args.dry_run:
+        return Run(opts).dry_run()
+    writable_dir(opts.results)     # last: a refused run leaves no folder behind
+    return Run(opts).execute()
+
+
+def run_options(args: argparse.Namespace, argv: list[str]) -> RunOptions:
+    from foliofarm.plan import RunOptions
+    pages = matrix.select_page_sizes(args.page_sizes)
+    filesystems = matrix.select_filesystems(args.fs)
+    cells = None
+    if args.cells is not None:
+        pages, filesystems, cells = matrix.select_cells(args.cells, pages, filesystems)
+    return RunOptions(
+        kernel=args.kernel,
+        page_sizes=pages,
+        filesystems=filesystems,
+        cells=cells,
+        jobs=args.jobs,
+        cpus=args.cpus,
+        memory_mb=args.memory,
+        numa_nodes=args.numa_nodes,
+        extra_config=args.extra_config,
+        dry_run=args.dry_run,
+        checks=checks.with_categories(checks.select(args.checks), args.mm_selftests),
+        results=args.results.resolve(),
+        variant=matrix.select_variant(args.variant),
+        series=args.series,
+        compare=args.compare,
+        each_commit=args.each_commit,
+        strict_style=args.strict_style,
+        fresh=args.fresh,
+        accel=args.accel,
+        boot_timeout=args.boot_timeout,
+        guests=args.guests,
+        command=["foliofarm", *argv],
+    )
+
+
+def validate_run(args: argparse.Namespace) -> None:
+    """Bad input is refused now, before anything is built or written."""
+    source.validate_spec(args.kernel)
+    if args.series is not None and args.compare is not None:
+        raise UsageError("--series and --compare are two different comparisons: give one")
+    if (args.each_commit or args.strict_style) and args.series is None:
+        raise UsageError("--each-commit and --strict-style need --series")
+    if args.compare is not None:
+        source.validate_spec(args.compare)
+    if args.series is not None:
+        local = None if args.kernel.startswith("debian:") else Path(args.kernel).expanduser()
+        series.load(args.series, local)
+    from foliofarm.kernel.build import EXTRA_ITEM
+    bad = [i for i in args.extra_config if not EXTRA_ITEM.match(i)]
+    if bad:
+        raise UsageError(f"-K {bad[0]!r}: write it CONFIG_NAME=VALUE (y, m, n, a number or "
+                         "a quoted string)")
