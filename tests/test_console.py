@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from foliofarm.guest import splat
+from foliofarm.guest import banner, splat
 from foliofarm.guest.console import GuestSession
 from foliofarm.errors import GuestError
 
@@ -143,9 +143,9 @@ def test_banner_garbled_by_a_kernel_message_is_read_again(tmp_path):
     kernel's console thread, landed inside the shell's banner line. The line is
     not trusted; the guest is asked for the banner again."""
     text = (CONSOLES / "boot-7.3-64k-garbled-banner.log").read_text()
-    banner, garbled = GuestSession._parse_banner(text)
-    assert garbled and "probe" not in banner
-    assert banner["page_size"] == "65536" and banner["mount:erofs"] == "vda"
+    seen, garbled = banner.parse(text)
+    assert garbled and "probe" not in seen
+    assert seen["page_size"] == "65536" and seen["mount:erofs"] == "vda"
     script = tmp_path / "banner"
     script.write_text("echo 'FOLIOFARM probe loaded'\necho 'FOLIOFARM outbox vdb'\n")
     g = session(tmp_path, "boot-7.3-64k-garbled-banner.log")
@@ -160,19 +160,19 @@ def test_banner_values_are_read_only_from_whole_lines():
     text = ("FOLIOFARM mounted xfs vdbffprobe: loading out-of-tree module taints kernel.\n"
             "FOLIOFARM probe loaded\nFOLIOFARM mount FAILED ext4 vda\n"
             "FOLIOFARM kernel 7.3.4 page_size 16384\nFOLIOFARM-READY\n")
-    banner, garbled = GuestSession._parse_banner(text)
-    assert garbled and "mount:xfs" not in banner
-    assert banner == {"probe": "loaded", "mount:ext4": "FAILED", "uname": "7.3.4",
+    seen, garbled = banner.parse(text)
+    assert garbled and "mount:xfs" not in seen
+    assert seen == {"probe": "loaded", "mount:ext4": "FAILED", "uname": "7.3.4",
                       "page_size": "16384"}
-    assert GuestSession.banner_complete(banner)
-    assert not GuestSession.banner_complete({"probe": "loadedffprobe:", "uname": "7.3.4",
+    assert banner.complete(seen)
+    assert not banner.complete({"probe": "loadedffprobe:", "uname": "7.3.4",
                                              "page_size": "16384"})
 
 
 def test_banner_reports_the_guests_numa_nodes_and_cpus():
     text = "FOLIOFARM kernel 7.3.4 page_size 4096\nFOLIOFARM nodes 0-1 cpus 0-1\n"
-    banner, garbled = GuestSession._parse_banner(text)
-    assert not garbled and banner["numa_nodes"] == "0-1" and banner["cpus"] == "0-1"
+    seen, garbled = banner.parse(text)
+    assert not garbled and seen["numa_nodes"] == "0-1" and seen["cpus"] == "0-1"
     # a kernel without CONFIG_NUMA has no node list: the banner says 0
-    banner, _ = GuestSession._parse_banner("FOLIOFARM nodes 0 cpus 0\n")
-    assert banner["numa_nodes"] == "0"
+    seen, _ = banner.parse("FOLIOFARM nodes 0 cpus 0\n")
+    assert seen["numa_nodes"] == "0"

@@ -20,17 +20,10 @@ from typing import TextIO
 
 import pexpect
 
-from foliofarm.guest import splat
+from foliofarm.guest import banner, splat
+from foliofarm.guest.banner import READY, normalise
 from foliofarm.errors import GuestError
 
-READY = "FOLIOFARM-READY"
-# rootfs/banner's lines, each read whole.
-BANNER_LINE = re.compile(
-    r"FOLIOFARM (?:probe (?P<probe>loaded|FAILED)|outbox (?P<outbox>vd[a-z]+)"
-    r"|mounted (?P<serial>[\w-]+) (?P<dev>vd[a-z]+)|mount FAILED (?P<failed>[\w-]+) vd[a-z]+"
-    r"|swap (?P<swap>vd[a-z]+) (?P<swap_kb>\d+)"
-    r"|nodes (?P<nodes>[\d,-]+) cpus (?P<cpus>[\d,-]+)"
-    r"|kernel (?P<uname>\S+) page_size (?P<page>\d+))")
 # After a lockup or hung-task report, how long the command in flight still gets.
 HANG_GRACE_S = 15.0
 # Markers and reports are searched for in the newest console text only: over the
@@ -79,15 +72,6 @@ class CommandResult:
                          f"({splat.describe_taint(self.new_taint)})")
         parts += [f"{s.kind}: {s.line}" for s in self.splats]
         return "; ".join(parts)
-
-
-CRLF = re.compile(r"\r+\n")
-
-
-def normalise(text: str) -> str:
-    """Console text with plain newlines: the guest tty and the host pty each turn
-    \n into \r\n, so lines arrive as \r\r\n."""
-    return CRLF.sub("\n", text).replace("\r", "\n")
 
 
 class GuestSession:
@@ -141,15 +125,15 @@ class GuestSession:
             self.__exit__(None, None, None)
             raise
         self.boot_seconds = time.monotonic() - t0
-        self.banner, garbled = self._parse_banner(before)
+        self.banner, garbled = banner.parse(before)
         self._take_splats()
         # The first command reads the whole boot log and the boot's taint: the
         # baseline every later command is measured against.
         first = self.run("true", timeout=60)
         self.boot_log = first.kernel_log
-        if garbled or not self.banner_complete(self.banner):
+        if garbled or not banner.complete(self.banner):
             # a kernel message garbled the banner: the guest prints it again
-            again, _ = self._parse_banner(self.run(self.banner_command, timeout=60).output)
+            again, _ = banner.parse(self.run(self.banner_command, timeout=60).output)
             self.banner = {**self.banner, **again}
         self.splats.extend(s for s in splat.scan(first.kernel_log)
                            if not any(s.line == o.line for o in self.splats))
@@ -383,42 +367,3 @@ class GuestSession:
         if fatal and fatal[-1].line not in tail:
             return fatal[-1].excerpt
         return tail
-
-    @staticmethod
-    def _parse_banner(text: str) -> tuple[dict[str, str], bool]:
-        """The banner lines' values (rootfs/banner prints them), and whether a
-        line was garbled: the kernel's console output is not ordered with the
-        shell's, and a kernel message may land in the middle of a banner line
-        ("FOLIOFARM probe loadedffprobe: loading out-of-tree module taints
-        kernel."). Only whole lines are read."""
-        out: dict[str, str] = {}
-        garbled = False
-        for line in normalise(text).splitlines():
-            line = line.strip()
-            if "FOLIOFARM" not in line or line == READY:
-                continue
-            m = BANNER_LINE.fullmatch(line)
-            if m is None:
-                garbled = True
-            elif m["probe"]:
-                out["probe"] = m["probe"]
-            elif m["outbox"]:
-                out["outbox"] = m["outbox"]
-            elif m["serial"]:
-                out[f"mount:{m['serial']}"] = m["dev"]
-            elif m["failed"]:
-                out[f"mount:{m['failed']}"] = "FAILED"
-            elif m["swap"]:
-                out["swap"] = f"{m['swap']} {m['swap_kb']} kB"
-            elif m["nodes"]:
-                # kernel list syntax, as sysfs prints it: "0-1", "0"
-                out["numa_nodes"], out["cpus"] = m["nodes"], m["cpus"]
-            else:
-                out["uname"], out["page_size"] = m["uname"], m["page"]
-        return out, garbled
-
-    @staticmethod
-    def banner_complete(banner: dict[str, str]) -> bool:
-        """The values every boot must report were read whole."""
-        return (banner.get("probe") in ("loaded", "FAILED") and "uname" in banner
-                and banner.get("page_size", "").isdigit())
