@@ -108,6 +108,27 @@ def _group_died(rows: list[dict[str, Any]], died: dict[str, str]) -> dict[str, l
 
 
 def render(doc: dict[str, Any]) -> str:
+    """report.txt: the run's verdicts and what moved, in plain text for a reply to the list."""
+    # a selftest with nothing to say (skipped or failing the known way on both
+    # sides) is counted in its check's row, not listed
+    notable = [r for r in doc.get("verdicts") or []
+               if (r["verdict"] != "pass" or r.get("changed")) and not compare.quiet_subtest(r)]
+    lines = _head(doc)
+    died_lines, notable = _died(doc, notable)
+    lines += died_lines + _notable(doc, notable)
+    changed_checks = {r["check"] for r in notable}
+    for name in check_names(doc):
+        if name in ALWAYS or name in changed_checks:
+            lines += folio_tables(doc, name)
+    lines += _console_reports(doc) + _checkpatch(doc)
+    lines.append("Reproduce:")
+    for cmd in doc.get("shard_commands") or [doc["command"]]:
+        lines += _wrap(shlex.join(cmd), "      ", "  $ ")
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _head(doc: dict[str, Any]) -> list[str]:
+    """Which kernels, and the count of each verdict (of each outcome, one-sided)."""
     sides = doc.get("sides")
     lines: list[str] = []
     if sides:
@@ -125,12 +146,13 @@ def render(doc: dict[str, Any]) -> str:
         outcomes = [c["outcome"] for cell in doc["cells"] for c in cell["checks"]]
         lines += _wrap("Outcomes: " + ", ".join(f"{outcomes.count(o)} {o}" for o in dict.fromkeys(outcomes)))
     lines.append("")
+    return lines
 
-    # a selftest with nothing to say (skipped or failing the known way on both
-    # sides) is counted in its check's row, not listed
-    notable = [r for r in doc.get("verdicts") or []
-               if (r["verdict"] != "pass" or r.get("changed")) and not compare.quiet_subtest(r)]
-    # a cell whose kernel died booting on one side: one line for all its checks
+
+def _died(doc: dict[str, Any], notable: list[dict[str, Any]]) -> tuple[list[str], list[dict[str, Any]]]:
+    """A cell whose kernel died booting on one side: one line for all its
+    checks; the rows left to list one by one."""
+    lines: list[str] = []
     died = _died_cells(doc)
     for cell, rows in _group_died(notable, died).items():
         notable = [r for r in notable if r not in rows]
@@ -140,6 +162,12 @@ def render(doc: dict[str, Any]) -> str:
                         else rows[0].get("base_reason") or "")[:600], "      ", "    ")
     if died:
         lines.append("")
+    return lines, notable
+
+
+def _notable(doc: dict[str, Any], notable: list[dict[str, Any]]) -> list[str]:
+    """Each row that did not plainly pass, with the figures that moved."""
+    lines: list[str] = []
     if notable:
         lines.append("What changed, or did not pass (! a figure moved the wrong way):")
         for r in notable:
@@ -154,26 +182,25 @@ def render(doc: dict[str, Any]) -> str:
             if r["verdict"] in ("regression", "build-broken", "error") and r.get("series_reason"):
                 lines += _wrap(r["series_reason"][:600], "      ", "    ")
         lines.append("")
-    elif sides:
+    elif doc.get("sides"):
         lines += _wrap("Every check passed on both sides with the same figures.")
         lines.append("")
+    return lines
 
-    changed_checks = {r["check"] for r in notable}
-    for name in check_names(doc):
-        if name in ALWAYS or name in changed_checks:
-            lines += folio_tables(doc, name)
 
-    reports = []
-    for cell in doc["cells"]:
-        for c in cell["checks"]:
-            if c["name"] == "console" and c["outcome"] == "fail":
-                reports.append(f"{cell['id']}: {c['reason']}")
-    if reports:
-        lines.append("Kernel reports on the console:")
-        for r in reports:
-            lines += _wrap(r[:400], "    ", "  ")
-        lines.append("")
+def _console_reports(doc: dict[str, Any]) -> list[str]:
+    reports = [f"{cell['id']}: {c['reason']}" for cell in doc["cells"] for c in cell["checks"]
+               if c["name"] == "console" and c["outcome"] == "fail"]
+    if not reports:
+        return []
+    lines = ["Kernel reports on the console:"]
+    for r in reports:
+        lines += _wrap(r[:400], "    ", "  ")
+    return lines + [""]
 
+
+def _checkpatch(doc: dict[str, Any]) -> list[str]:
+    lines: list[str] = []
     for p in doc.get("checkpatch") or []:
         if p.get("errors") or p.get("warnings") or p.get("checks"):
             lines += _wrap(f"checkpatch {p['number']}/{len(doc['checkpatch'])} {p['subject']!r}: "
@@ -182,8 +209,4 @@ def render(doc: dict[str, Any]) -> str:
                 lines += _wrap(f"{f['level']}:{f['type']}: {f['message']} (line {f['line']})", "      ", "    ")
     if any((p.get("errors") or p.get("warnings")) for p in doc.get("checkpatch") or []):
         lines.append("")
-
-    lines.append("Reproduce:")
-    for cmd in doc.get("shard_commands") or [doc["command"]]:
-        lines += _wrap(shlex.join(cmd), "      ", "  $ ")
-    return "\n".join(lines).rstrip() + "\n"
+    return lines
