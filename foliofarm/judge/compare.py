@@ -80,9 +80,10 @@ def verdicts(doc: dict[str, Any]) -> list[dict[str, Any]]:
     if "base" not in sides or "series" not in sides:
         return []
     base_k, new_k = sides["base"]["kernel"], sides["series"]["kernel"]
-    cells: dict[tuple[str, str, str], dict[str, Any]] = {}
+    cells: dict[tuple[str, str, str, str], dict[str, Any]] = {}
     order: list[tuple[str, str]] = []
     died: set[tuple[str, str, str]] = set()      # (kernel, page, fs) whose boot died
+    names: list[str] = []
     for cell in doc["cells"]:
         key = (cell["page_size"], cell["fs"])
         if key not in order:
@@ -91,59 +92,64 @@ def verdicts(doc: dict[str, Any]) -> list[dict[str, Any]]:
             cells[(cell["kernel"], *key, c["name"])] = c
             if c.get("boot_failed"):
                 died.add((cell["kernel"], *key))
-    broken = broken_pages(doc, "series")
-    names: list[str] = []
-    for cell in doc["cells"]:
-        for c in cell["checks"]:
             if c["name"] not in names:
                 names.append(c["name"])
+    broken = broken_pages(doc, "series")
     noise = doc.get("noise") or {}
-    # Between two kernel versions (--compare) a figure that moved is news, not a
-    # regression: the newer kernel is meant to behave differently. Against its
-    # own base, a series that moves a figure the wrong way regressed.
-    judge_direction = "series" in doc
     rows = []
     for page, fs in order:
         for name in names:
             b = cells.get((base_k, page, fs, name))
             n = cells.get((new_k, page, fs, name))
-            v = "build-broken" if page in broken else verdict(b and b["outcome"], n and n["outcome"])
             both_died = (base_k, page, fs) in died and (new_k, page, fs) in died
-            if both_died and v != "build-broken":
-                # neither kernel booted: nothing to judge the series by, and
-                # nothing the series can be blamed for
-                v = "error"
-            moved: list[dict[str, Any]] = []
-            # a side whose kernel died booting measured nothing: its check's
-            # reason says so, no figure or test of it is compared
-            died_here = bool((b or {}).get("boot_failed") or (n or {}).get("boot_failed"))
-            if b and n and v in ("pass", "fail", "xfail", "fixed", "regression") and not died_here:
-                moved = figs.compare(name, b["metrics"], n["metrics"],
-                                     noise.get(f"{page}-{fs}", {}).get(name))
-            if not judge_direction:
-                for f in moved:
-                    f["regression"] = False
-            if v in ("pass", "fail", "xfail") and any(f["regression"] for f in moved):
-                v = "regression"      # a figure moved the wrong way beyond its tolerance
-            elif v == "pass" and moved:
-                v = "changed"         # a figure moved beyond the base's noise
-            subs = subtest_rows(page, fs, name, b, n, noise.get(f"{page}-{fs}", {}).get(name)) \
-                if page not in broken and not died_here else []
-            if v in ("pass", "fail", "xfail", "changed", "fixed") and \
-                    any(r["verdict"] == "regression" for r in subs):
-                v = "regression"      # a test of the run regressed
-            elif v in ("pass", "fail", "xfail") and any(r["verdict"] == "fixed" for r in subs):
-                v = "fixed"
-            elif v == "pass" and any(r["verdict"] == "changed" for r in subs):
-                v = "changed"         # a test reported a different number of results
-            rows.append({"page_size": page, "fs": fs, "check": name, "verdict": v,
-                         "base": b and b["outcome"], "series": n and n["outcome"],
-                         "base_reason": (b or {}).get("reason", ""),
-                         "series_reason": ("both kernels died while booting; " if both_died else "")
-                         + (n or {}).get("reason", ""),
-                         "figures": figures(name, b, n), "changed": moved})
-            rows += subs
+            row, subs = _row(page, fs, name, b, n, page in broken, both_died,
+                             noise.get(f"{page}-{fs}", {}).get(name),
+                             # Between two kernel versions (--compare) a figure that
+                             # moved is news, not a regression: the newer kernel is
+                             # meant to behave differently. Against its own base, a
+                             # series that moves a figure the wrong way regressed.
+                             judge_direction="series" in doc)
+            rows += [row, *subs]
     return rows
+
+
+def _row(page: str, fs: str, name: str, b: dict[str, Any] | None, n: dict[str, Any] | None,
+         broken: bool, both_died: bool, noise: dict[str, float] | None, judge_direction: bool
+         ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """One check's verdict on one cell, and its tests' rows."""
+    v = "build-broken" if broken else verdict(b and b["outcome"], n and n["outcome"])
+    if both_died and v != "build-broken":
+        # neither kernel booted: nothing to judge the series by, and
+        # nothing the series can be blamed for
+        v = "error"
+    moved: list[dict[str, Any]] = []
+    # a side whose kernel died booting measured nothing: its check's
+    # reason says so, no figure or test of it is compared
+    died_here = bool((b or {}).get("boot_failed") or (n or {}).get("boot_failed"))
+    if b and n and v in ("pass", "fail", "xfail", "fixed", "regression") and not died_here:
+        moved = figs.compare(name, b["metrics"], n["metrics"], noise)
+    if not judge_direction:
+        for f in moved:
+            f["regression"] = False
+    if v in ("pass", "fail", "xfail") and any(f["regression"] for f in moved):
+        v = "regression"      # a figure moved the wrong way beyond its tolerance
+    elif v == "pass" and moved:
+        v = "changed"         # a figure moved beyond the base's noise
+    subs = subtest_rows(page, fs, name, b, n, noise) if not broken and not died_here else []
+    if v in ("pass", "fail", "xfail", "changed", "fixed") and \
+            any(r["verdict"] == "regression" for r in subs):
+        v = "regression"      # a test of the run regressed
+    elif v in ("pass", "fail", "xfail") and any(r["verdict"] == "fixed" for r in subs):
+        v = "fixed"
+    elif v == "pass" and any(r["verdict"] == "changed" for r in subs):
+        v = "changed"         # a test reported a different number of results
+    row = {"page_size": page, "fs": fs, "check": name, "verdict": v,
+           "base": b and b["outcome"], "series": n and n["outcome"],
+           "base_reason": (b or {}).get("reason", ""),
+           "series_reason": ("both kernels died while booting; " if both_died else "")
+           + (n or {}).get("reason", ""),
+           "figures": figures(name, b, n), "changed": moved}
+    return row, subs
 
 
 def results_of(t: dict[str, Any] | None) -> int | None:
@@ -184,58 +190,68 @@ def subtest_rows(page: str, fs: str, check: str, b: dict[str, Any] | None,
     kernel (cow: 662 to 664 of 664 on 4K). Rows are named "check: test"."""
     bs = {t["name"]: t for t in (b or {}).get("subtests", [])}
     ns = {t["name"]: t for t in (n or {}).get("subtests", [])}
-    if not bs and not ns:
-        return []
-    rows = []
-    for name in [*bs, *(t for t in ns if t not in bs)]:
-        bt, nt = bs.get(name), ns.get(name)
-        # a test one side never reached (its run ended early) is incomplete there
-        v = verdict(bt and bt["outcome"], nt and nt["outcome"])
-        bi, ni = (bt or {}).get("inner", {}), (nt or {}).get("inner", {})
-        outcomes = {(bt or {}).get("outcome"), (nt or {}).get("outcome")}
-        known = bool(outcomes & {"xfail", "xpass"})
-        flaky = bool((bt or {}).get("flaky") or (nt or {}).get("flaky"))
-        base_failed = set((bt or {}).get("failed", []))
-        flaky_failed = set((nt or {}).get("flaky_failed", []))
-        new_failures = [f for f in (nt or {}).get("failed", [])
-                        if f not in base_failed and f not in flaky_failed and not (known and _missing(f))]
-        gone = sorted(base_failed - set((nt or {}).get("failed", [])))
-        changed: list[dict[str, Any]] = []
-        if flaky and outcomes <= {"pass", "xfail"}:
-            v = "pass"        # a known flaky test, passing on one side and failing the known way on the other
-        elif outcomes == {"xfail", "xpass"}:
-            # a known failure that passed on one side: it does not fail in every
-            # boot (16K's khugepaged all:file passed in one cell and failed in
-            # another of the same clean run), and where it fails it fails the
-            # known way (or it would not be xfail): no news either way
-            v = "xfail"
-            new_failures = []
-        elif v in ("fail", "xfail") and new_failures:
-            v = "regression"
-        elif v in ("fail", "xfail") and gone and not new_failures:
-            v = "fixed"
-        rb, rn = results_of(bt), results_of(nt)
-        noise = (noise_of or {}).get(f"results:{name}", 0.0)
-        if (rb is not None and rn is not None and rb != rn and not known and not flaky
-                and abs(rn - rb) > noise):
-            changed.append({"metric": "results", "base": rb, "series": rn, "delta": rn - rb,
-                            "noise": None if noise == float("inf") else noise, "regression": False})
-            if v == "pass":
-                v = "changed"
-        figures = []
-        if bi or ni:
-            figures = [{"metric": "results", "base": rb, "series": rn, "delta": _delta(rb, rn)},
-                       {"metric": "inner_pass", "base": bi.get("pass"), "series": ni.get("pass"),
-                        "delta": _delta(bi.get("pass"), ni.get("pass"))}]
-        rows.append({"page_size": page, "fs": fs, "check": f"{check}: {name}", "verdict": v,
-                     "subtest_of": check,
-                     "base": bt and bt["outcome"], "series": nt and nt["outcome"],
-                     "base_reason": (bt or {}).get("reason", ""),
-                     "series_reason": ((nt or {}).get("reason", "")
-                                       + (f"; newly failing: {', '.join(new_failures[:5])}"
-                                          if new_failures else "")).lstrip("; "),
-                     "figures": figures, "changed": changed})
-    return rows
+    return [_subtest_row(page, fs, check, name, bs.get(name), ns.get(name), noise_of or {})
+            for name in [*bs, *(t for t in ns if t not in bs)]]
+
+
+def _subtest_row(page: str, fs: str, check: str, name: str, bt: dict[str, Any] | None,
+                 nt: dict[str, Any] | None, noise_of: dict[str, float]) -> dict[str, Any]:
+    v, new_failures = _subtest_verdict(bt, nt)
+    bi, ni = (bt or {}).get("inner", {}), (nt or {}).get("inner", {})
+    outcomes = {(bt or {}).get("outcome"), (nt or {}).get("outcome")}
+    known = bool(outcomes & {"xfail", "xpass"})
+    flaky = bool((bt or {}).get("flaky") or (nt or {}).get("flaky"))
+    changed: list[dict[str, Any]] = []
+    rb, rn = results_of(bt), results_of(nt)
+    noise = noise_of.get(f"results:{name}", 0.0)
+    if (rb is not None and rn is not None and rb != rn and not known and not flaky
+            and abs(rn - rb) > noise):
+        changed.append({"metric": "results", "base": rb, "series": rn, "delta": rn - rb,
+                        "noise": None if noise == float("inf") else noise, "regression": False})
+        if v == "pass":
+            v = "changed"
+    figures = []
+    if bi or ni:
+        figures = [{"metric": "results", "base": rb, "series": rn, "delta": _delta(rb, rn)},
+                   {"metric": "inner_pass", "base": bi.get("pass"), "series": ni.get("pass"),
+                    "delta": _delta(bi.get("pass"), ni.get("pass"))}]
+    return {"page_size": page, "fs": fs, "check": f"{check}: {name}", "verdict": v,
+            "subtest_of": check,
+            "base": bt and bt["outcome"], "series": nt and nt["outcome"],
+            "base_reason": (bt or {}).get("reason", ""),
+            "series_reason": ((nt or {}).get("reason", "")
+                              + (f"; newly failing: {', '.join(new_failures[:5])}"
+                                 if new_failures else "")).lstrip("; "),
+            "figures": figures, "changed": changed}
+
+
+def _subtest_verdict(bt: dict[str, Any] | None, nt: dict[str, Any] | None) -> tuple[str, list[str]]:
+    """A test's verdict from its outcomes and its own failing results, and the
+    results newly failing on the series side."""
+    # a test one side never reached (its run ended early) is incomplete there
+    v = verdict(bt and bt["outcome"], nt and nt["outcome"])
+    outcomes = {(bt or {}).get("outcome"), (nt or {}).get("outcome")}
+    known = bool(outcomes & {"xfail", "xpass"})
+    flaky = bool((bt or {}).get("flaky") or (nt or {}).get("flaky"))
+    base_failed = set((bt or {}).get("failed", []))
+    flaky_failed = set((nt or {}).get("flaky_failed", []))
+    new_failures = [f for f in (nt or {}).get("failed", [])
+                    if f not in base_failed and f not in flaky_failed and not (known and _missing(f))]
+    gone = sorted(base_failed - set((nt or {}).get("failed", [])))
+    if flaky and outcomes <= {"pass", "xfail"}:
+        v = "pass"        # a known flaky test, passing on one side and failing the known way on the other
+    elif outcomes == {"xfail", "xpass"}:
+        # a known failure that passed on one side: it does not fail in every
+        # boot (16K's khugepaged all:file passed in one cell and failed in
+        # another of the same clean run), and where it fails it fails the
+        # known way (or it would not be xfail): no news either way
+        v = "xfail"
+        new_failures = []
+    elif v in ("fail", "xfail") and new_failures:
+        v = "regression"
+    elif v in ("fail", "xfail") and gone and not new_failures:
+        v = "fixed"
+    return v, new_failures
 
 
 def quiet_subtest(row: dict[str, Any]) -> bool:
