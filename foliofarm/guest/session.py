@@ -229,32 +229,7 @@ def run_boots(boots: BootPlan, on_measured: Measured, on_boot: Callable[[Boot], 
                 boot.boot_splats = [f"{s.kind}: {s.line}" for s in g.splats]
                 boot.taint = g.taint
                 verify_guest(g, boots.page)
-                while pending:
-                    cell, chk = pending[0]
-                    timeout = boots.timeouts.get((cell.fs.name, chk.name), chk.timeout)
-                    t0 = time.monotonic()
-                    seen = len(g.splats)
-                    mark = g.console_mark()
-                    try:
-                        with status(f"{cell.id}: {chk.name}") if status else nullcontext():
-                            m = measure(g, cell, chk, timeout)
-                    except GuestError as exc:
-                        # This check hung or crashed the guest: it alone pays.
-                        # kind "crash": the kernel hung or panicked (a verdict on
-                        # the kernel); "error": the farm lost the guest otherwise.
-                        m = {"kind": "crash" if exc.kernel_fault else "error",
-                             "reason": str(exc), "excerpt": exc.excerpt, "ended_boot": True,
-                             "seconds": round(time.monotonic() - t0, 2),
-                             "splats": [f"{s.kind}: {s.line}" for s in g.splats[seen:]],
-                             "taint": "", "taint_mask": 0, "kernel_log": exc.excerpt,
-                             "console": g.console_since(mark)}
-                        pending.pop(0)
-                        boot.ended_by = f"{cell.fs.name}/{chk.name}"
-                        boot.error = str(exc)
-                        on_measured(cell, chk, m)
-                        break
-                    pending.pop(0)
-                    on_measured(cell, chk, m)
+                run_checks(g, boots, pending, boot, on_measured, status)
         except GuestError as exc:
             # The boot itself failed (no shell, wrong page size, no probe): no
             # further boot would do better.
@@ -273,6 +248,39 @@ def run_boots(boots: BootPlan, on_measured: Measured, on_boot: Callable[[Boot], 
             return
         on_boot(boot)
         yield boot
+
+
+
+def run_checks(g: GuestSession, boots: BootPlan, pending: list[tuple[Cell, Check]], boot: Boot,
+               on_measured: Measured, status: Callable[[str], Any] | None) -> None:
+    """Run the pending checks in one booted guest, taking each off ``pending``
+    as it is measured, until one hangs or crashes the guest (it alone pays:
+    its boot ends)."""
+    while pending:
+        cell, chk = pending[0]
+        timeout = boots.timeouts.get((cell.fs.name, chk.name), chk.timeout)
+        t0 = time.monotonic()
+        seen = len(g.splats)
+        mark = g.console_mark()
+        try:
+            with status(f"{cell.id}: {chk.name}") if status else nullcontext():
+                m = measure(g, cell, chk, timeout)
+        except GuestError as exc:
+            # kind "crash": the kernel hung or panicked (a verdict on the
+            # kernel); "error": the farm lost the guest otherwise.
+            m = {"kind": "crash" if exc.kernel_fault else "error",
+                 "reason": str(exc), "excerpt": exc.excerpt, "ended_boot": True,
+                 "seconds": round(time.monotonic() - t0, 2),
+                 "splats": [f"{s.kind}: {s.line}" for s in g.splats[seen:]],
+                 "taint": "", "taint_mask": 0, "kernel_log": exc.excerpt,
+                 "console": g.console_since(mark)}
+            pending.pop(0)
+            boot.ended_by = f"{cell.fs.name}/{chk.name}"
+            boot.error = str(exc)
+            on_measured(cell, chk, m)
+            return
+        pending.pop(0)
+        on_measured(cell, chk, m)
 
 
 def boot_reports(exc: GuestError) -> list[str]:

@@ -121,6 +121,12 @@ def parse_dump(text: str) -> Dump:
             if isinstance(exc, DumpError):
                 raise
             raise DumpError(f"line {n}: malformed {line!r}: {exc}") from exc
+    _whole(meta, cur)
+    return Dump(meta, figures, mappings, kpf, series, trace, records, tool_output)
+
+
+def _whole(meta: dict[str, str], cur: Mapping | None) -> None:
+    """A dump of the farm's, not cut short: a page size it knows, every map ended."""
     if "page_size" not in meta:
         raise DumpError("no meta line with page_size: not a foliofarm dump")
     sizes = sorted(p.bytes for p in matrix.page_sizes().values())
@@ -129,7 +135,6 @@ def parse_dump(text: str) -> Dump:
                         f"({', '.join(map(str, sizes))})")
     if cur is not None:
         raise DumpError(f"map {cur.label!r} has no endmap: the dump was cut short")
-    return Dump(meta, figures, mappings, kpf, series, trace, records, tool_output)
 
 
 def folio_of(pfn: int, kpf: dict[int, int],
@@ -235,11 +240,20 @@ def analyse(m: Mapping, kpf: dict[int, int], page_size: int, cont_pte_pages: int
         else:
             cats[f"thp-unaligned-{size_kb}kB"] += nr
 
-    # thpmaps-style inferred contpte blocks: cont_pte_pages pages, VA- and PA-aligned
-    # to the block, all mapped, physically contiguous and inside one folio.
-    by_index = {p.index: p for p in m.pages}
+    inferred = inferred_contpte(m, kpf, page_size, cont_pte_pages, memo)
     cont_kb = cont_pte_pages * kb
-    block = cont_pte_pages
+    if inferred:
+        cats[f"cont-aligned-{cont_kb}kB"] = inferred
+    return Figures(page_size, len(m.pages), dict(cats), dict(sorted(hist.items())),
+                   dict(aligned), cont, pmd, mismatches, unknown)
+
+
+
+def inferred_contpte(m: Mapping, kpf: dict[int, int], page_size: int, block: int,
+                     memo: dict[int, tuple[int, int] | None]) -> int:
+    """Pages in thpmaps-style inferred contpte blocks: ``block`` pages, VA- and
+    PA-aligned to the block, all mapped, physically contiguous and inside one folio."""
+    by_index = {p.index: p for p in m.pages}
     first = -(-(m.start // page_size) // block) * block - m.start // page_size
     inferred = 0
     for i in range(max(0, first), m.npages - block + 1, block):
@@ -253,10 +267,7 @@ def analyse(m: Mapping, kpf: dict[int, int], page_size: int, cont_pte_pages: int
                  and folio_of(q.pfn, kpf, memo) == f0 for j in range(block))
         if ok:
             inferred += block
-    if inferred:
-        cats[f"cont-aligned-{cont_kb}kB"] = inferred
-    return Figures(page_size, len(m.pages), dict(cats), dict(sorted(hist.items())),
-                   dict(aligned), cont, pmd, mismatches, unknown)
+    return inferred
 
 
 def sort_categories(names: list[str]) -> list[str]:
