@@ -120,3 +120,36 @@ def test_no_cache_key_is_made_from_a_module_path():
     offenders = [p.relative_to(PKG.parent) for _, p in modules()
                  if "sha256_files([Path(__file__)" in p.read_text()]
     assert not offenders
+
+
+# The top level: the CLI, the runner, the plan and the ground modules; every
+# stage is a folder (intake, kernel, guest, judge, report) and the farm's own
+# self-checks are apart from the product (selfcheck).
+TOP_LEVEL = {"__init__", "__main__", "cli", "runner", "plan", "bisect",
+             "errors", "paths", "util", "locks", "sandbox", "matrix", "datafiles", "hosttools", "schema"}
+STAGES = {"intake", "kernel", "guest", "judge", "report", "selfcheck"}
+
+
+def test_the_top_level_holds_the_stages_and_the_ground():
+    modules_here = {p.stem for p in PKG.glob("*.py")}
+    folders = {p.name for p in PKG.iterdir() if p.is_dir() and (p / "__init__.py").is_file()}
+    assert modules_here <= TOP_LEVEL, f"put these in a stage folder: {sorted(modules_here - TOP_LEVEL)}"
+    assert folders == STAGES
+
+
+def test_no_module_over_400_lines_and_no_function_over_60():
+    long_modules, long_functions = [], []
+    for _, path in modules():
+        text = path.read_text()
+        if len(text.splitlines()) > 400:
+            long_modules.append(f"{path.relative_to(PKG.parent)} ({len(text.splitlines())})")
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                n = node.end_lineno - node.lineno + 1
+                if n > 60:
+                    long_functions.append(f"{path.relative_to(PKG.parent)}:{node.lineno} {node.name} ({n})")
+    assert not long_modules and not long_functions, (long_modules, long_functions)
+
+
+def test_the_runner_is_a_short_loop():
+    assert len((PKG / "runner.py").read_text().splitlines()) <= 150

@@ -157,20 +157,38 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     ui = Console()
     report: dict = {"kernel": args.kernel, "machine": {"cpus": os.cpu_count()}}
+    warm = warm_runs(ui, args.kernel, report)
+    cache = cache_dir()
+    report["kernels"] = kernel_builds(ui, args.kernel, cache, warm, args.cold)
+    report["series_to_verdict"] = series_to_verdict(ui, args.kernel)
+    if args.cold:
+        report["cold_run"] = cold_run(ui, args.kernel, cache, report["warm_run"]["seconds"],
+                                      sum(k["raw_cold_make_s"] for k in report["kernels"]))
+    args.results.mkdir(parents=True, exist_ok=True)
+    write_json(args.results / "bench.json", report)
+    ui.print(table(report))
+    ui.log(f"written {args.results / 'bench.json'}")
+    ok = (report["warm_run"]["exit"] == report["warm_fresh_run"]["exit"] == 0
+          and not report["warm_run"]["rebuilt"] and report["series_to_verdict"]["exit"] == 0)
+    return 0 if ok else 1
 
-    # Make sure the matrix is built, then time a warm re-run with nothing changed.
+
+def warm_runs(ui: Console, kernel: str, report: dict) -> dict:
+    """Make sure the matrix is built, then time a warm re-run with nothing
+    changed and one that boots every kernel again (--fresh); the warm run's
+    results."""
     ui.log("priming: one full run so that everything is cached")
-    prime_s, prime_rc, prime = timed_run(["--kernel", args.kernel])
+    prime_s, prime_rc, prime = timed_run(["--kernel", kernel])
     report["prime_run"] = {"seconds": round(prime_s, 1), "exit": prime_rc,
                            "built": [k["page_size"] for k in prime["kernels"] if k["built_now"]]}
     ui.log("warm re-run of the full matrix")
-    warm_s, warm_rc, warm = timed_run(["--kernel", args.kernel])
+    warm_s, warm_rc, warm = timed_run(["--kernel", kernel])
     rebuilt = [k["page_size"] for k in warm["kernels"] if k["built_now"]]
     report["warm_run"] = {"seconds": round(warm_s, 1), "exit": warm_rc, "rebuilt": rebuilt,
                           "target_seconds": WARM_TARGET_S,
                           "ratio_to_target": round(warm_s / WARM_TARGET_S, 2)}
     ui.log("warm re-run of the full matrix, every kernel booted again (--fresh)")
-    fresh_s, fresh_rc, fresh = timed_run(["--kernel", args.kernel, "--fresh"])
+    fresh_s, fresh_rc, fresh = timed_run(["--kernel", kernel, "--fresh"])
     report["warm_fresh_run"] = {"seconds": round(fresh_s, 1), "exit": fresh_rc,
                                 "ratio_to_reused": round(fresh_s / warm_s, 2)}
     boots: dict[str, list[float]] = {}
@@ -188,12 +206,14 @@ def main(argv: list[str] | None = None) -> int:
                     c["metrics"]["guest_seconds"])
     report["check_seconds"] = {name: {p: round(sum(v) / len(v), 2) for p, v in pages.items()}
                                for name, pages in per_check.items()}
+    return warm
 
-    # Per kernel: farm vs raw make. A series run (an earlier bench's, or a
-    # developer's) leaves its own objects in the build directory: a first make
-    # brings it back to the tree, the second is the no-op that is timed.
-    cache = cache_dir()
-    src = source.resolve(args.kernel, cache)
+
+def kernel_builds(ui: Console, kernel: str, cache: Path, warm: dict, cold: bool) -> list[dict]:
+    """Per kernel: farm vs raw make. A series run (an earlier bench's, or a
+    developer's) leaves its own objects in the build directory: a first make
+    brings it back to the tree, the second is the no-op that is timed."""
+    src = source.resolve(kernel, cache)
     builder = Builder(cache)
     kernels = []
     for k in warm["kernels"]:
@@ -207,7 +227,7 @@ def main(argv: list[str] | None = None) -> int:
         entry = {"page_size": k["page_size"], "farm_cold_build_s": meta.get("seconds"),
                  "farm_warm_s": round(farm_warm, 2), "raw_noop_make_s": round(raw_noop, 1),
                  "warm_ratio": round(farm_warm / raw_noop, 3)}
-        if args.cold:
+        if cold:
             ui.log(f"raw cold `make -j{os.cpu_count()} Image` of the {k['page_size']} config, no ccache")
             with tempfile.TemporaryDirectory(prefix="ffraw-") as tmp:
                 shutil.copy2(bdir / ".config", Path(tmp) / ".config")
@@ -215,44 +235,43 @@ def main(argv: list[str] | None = None) -> int:
             entry["raw_cold_make_s"] = round(raw, 1)
             entry["cold_overhead_ratio"] = round((meta.get("seconds") or 0) / raw, 3)
         kernels.append(entry)
-    report["kernels"] = kernels
+    return kernels
 
-    # Pre-submit: a one-file mm patch against the warm base, to verdict. The
-    # figure is the median of SERIES_RUNS runs, each with a patch of its own
-    # (two cores shared by make and two guests make single runs vary by 10-20%).
+
+def series_to_verdict(ui: Console, kernel: str) -> dict:
+    """Pre-submit: a one-file mm patch against the warm base, to verdict. The
+    figure is the median of SERIES_RUNS runs, each with a patch of its own
+    (two cores shared by make and two guests make single runs vary by 10-20%)."""
     ui.log(f"pre-submit: a one-file mm patch, base warm, full matrix ({SERIES_RUNS} runs)")
     runs = []
     for _ in range(SERIES_RUNS):
         with tempfile.TemporaryDirectory(prefix="ffseries-") as tmp:
-            runs.append(timed_run(["--kernel", args.kernel, "--series", str(unique_mm_patch(Path(tmp)))]))
+            runs.append(timed_run(["--kernel", kernel, "--series", str(unique_mm_patch(Path(tmp)))]))
     ser_s, ser_rc, ser = sorted(runs, key=lambda r: r[0])[len(runs) // 2]
     series_builds = {k["page_size"]: k.get("build_seconds") for k in ser["kernels"]
                      if k.get("side") == "series" and k.get("built_now")}
     verdicts: dict[str, int] = {}
     for r in ser.get("verdicts", []):
         verdicts[r["verdict"]] = verdicts.get(r["verdict"], 0) + 1
-    report["series_to_verdict"] = {
-        "seconds": round(ser_s, 1), "exit": max(rc for _, rc, _ in runs),
-        "runs_seconds": [round(s, 1) for s, _, _ in runs], "target_seconds": SERIES_TARGET_S,
-        "ratio_to_target": round(ser_s / SERIES_TARGET_S, 2),
-        "incremental_build_seconds": series_builds,
-        "base_reused": sum(1 for b in ser.get("boots", []) if b.get("reused")),
-        "breakdown": breakdown(ser, ser_s),
-        "verdicts": verdicts}
+    return {"seconds": round(ser_s, 1), "exit": max(rc for _, rc, _ in runs),
+            "runs_seconds": [round(s, 1) for s, _, _ in runs], "target_seconds": SERIES_TARGET_S,
+            "ratio_to_target": round(ser_s / SERIES_TARGET_S, 2),
+            "incremental_build_seconds": series_builds,
+            "base_reused": sum(1 for b in ser.get("boots", []) if b.get("reused")),
+            "breakdown": breakdown(ser, ser_s),
+            "verdicts": verdicts}
 
-    if args.cold:
-        report["cold_run"] = cold_run(ui, args.kernel, cache, warm_s,
-                                      sum(k["raw_cold_make_s"] for k in kernels))
 
-    args.results.mkdir(parents=True, exist_ok=True)
-    write_json(args.results / "bench.json", report)
+def table(report: dict) -> Table:
+    """bench.json as a table of ratios and where the time went."""
     t = Table(title="foliofarm bench")
     t.add_column("measure")
     t.add_column("value")
-    t.add_row("warm full-matrix re-run", f"{warm_s:.1f} s (target {WARM_TARGET_S:.0f} s, "
-              f"ratio {warm_s / WARM_TARGET_S:.2f}); rebuilt: {rebuilt or 'nothing'}")
+    w, f = report["warm_run"], report["warm_fresh_run"]
+    t.add_row("warm full-matrix re-run", f"{w['seconds']:.1f} s (target {WARM_TARGET_S:.0f} s, "
+              f"ratio {w['ratio_to_target']:.2f}); rebuilt: {w['rebuilt'] or 'nothing'}")
     t.add_row("warm re-run, every kernel booted (--fresh)",
-              f"{fresh_s:.1f} s ({report['warm_fresh_run']['ratio_to_reused']}x the reused re-run)")
+              f"{f['seconds']:.1f} s ({f['ratio_to_reused']}x the reused re-run)")
     t.add_row("  where its time went", ", ".join(f"{k} {v} s" for k, v in report["fresh_breakdown"].items()))
     sv = report["series_to_verdict"]
     t.add_row("pre-submit: one-file mm patch to verdict",
@@ -265,7 +284,7 @@ def main(argv: list[str] | None = None) -> int:
         t.add_row(f"boot to ready {p}", f"{s} s")
     for name, pages in report["check_seconds"].items():
         t.add_row(f"check {name}", ", ".join(f"{p}: {s} s" for p, s in pages.items()))
-    for k in kernels:
+    for k in report["kernels"]:
         t.add_row(f"kernel {k['page_size']}",
                   f"farm cold build {k['farm_cold_build_s']} s; farm warm {k['farm_warm_s']} s vs raw "
                   f"no-op make {k['raw_noop_make_s']} s (ratio {k['warm_ratio']})"
@@ -277,9 +296,7 @@ def main(argv: list[str] | None = None) -> int:
                   f"cold makes of the three configs: ratio {c['ratio_to_raw_makes']} (target "
                   f"{COLD_TARGET_RATIO}); warm/cold {c['ratio_warm_to_cold']}")
         t.add_row("  where its time went", ", ".join(f"{k} {v} s" for k, v in c["breakdown"].items()))
-    ui.print(t)
-    ui.log(f"written {args.results / 'bench.json'}")
-    return 0 if warm_rc == fresh_rc == 0 and not rebuilt and sv["exit"] == 0 else 1
+    return t
 
 
 if __name__ == "__main__":
