@@ -20,7 +20,7 @@ from foliofarm.guest.cells import Context, GuestSlots, Kernel, baseline_path, ma
 from foliofarm.guest.qemu import OUTBOX_BYTES
 from foliofarm.guest.saved import digest, load_saved, new_saved, ranges_of
 from foliofarm.guest.session import BootPlan, check_timeout, run_boots
-from foliofarm.judge.checks import Check, Outcome, judge_measurement
+from foliofarm.judge.checks import Check, Kind, Outcome, judge_measurement
 from foliofarm.judge.noise import fold, moved_pairs, noise_of, sample_figures, settle_moves
 from foliofarm.matrix import Cell
 from foliofarm.util import tmp_dir, write_json
@@ -95,7 +95,7 @@ def boot_and_measure(ctx: Context, k: Kernel, label: str = "",
     for cell, chk in pairs or [(c, chk) for c in k.cells for chk in ctx.checks]:
         there, why = tree_disk(k, chk)
         if not there:       # nothing to run them from: no boot for them
-            one.on_measured(cell, chk, {"kind": "error", "reason": why})
+            one.on_measured(cell, chk, {"kind": Kind.ERROR, "reason": why})
         else:
             by_cell.setdefault(cell.id, []).append((cell, chk))
     one.boot_cells(list(by_cell.values()))
@@ -120,7 +120,7 @@ class Pass:
         self.timeouts = base_timeouts(ctx, k)
 
     def on_measured(self, cell: Cell, chk: Check, m: dict[str, Any]) -> None:
-        if chk.options.get("kind") == "selftests" and m["kind"] in ("ktap", "crash"):
+        if chk.options.get("kind") == "selftests" and m["kind"] in (Kind.KTAP, Kind.CRASH):
             m["tests"] = parse_tests(self.ctx, m)
         with self.lock:
             self.measured[f"{cell.fs.name}/{chk.name}"] = m
@@ -193,7 +193,7 @@ class Pass:
     def clean(self) -> bool:
         """No report on any console, no boot error, and every check measured."""
         return (not self.boot_splats and all(not b.error for b in self.boots)
-                and all(m["kind"] in ("dump", "skip", "ktap") and not m.get("splats") and not m.get("taint")
+                and all(m["kind"] in (Kind.DUMP, Kind.SKIP, Kind.KTAP) and not m.get("splats") and not m.get("taint")
                         for m in self.measured.values()))
 
 
@@ -242,7 +242,7 @@ def measure_kernel(ctx: Context, k: Kernel, reuse_base: bool, want_noise: bool) 
     if clean:   # only a clean boot's measurements can serve as a base later
         saved["sha256"] = digest(saved)
         write_json(path, saved)
-    return all(m["kind"] != "error" for m in measured.values())
+    return all(m["kind"] != Kind.ERROR for m in measured.values())
 
 
 def record_noise(ctx: Context, ranges: dict[str, Any]) -> None:
@@ -270,7 +270,7 @@ def confirm_moves(ctx: Context, k: Kernel) -> None:
     again, _ = boot_and_measure(ctx, k, label="-confirm", pairs=[(c, chk) for c, chk, _ in pending])
     for cell, chk, moved in pending:
         m = again.get(f"{cell.fs.name}/{chk.name}")
-        if not m or m.get("kind") != "dump":
+        if not m or m.get("kind") != Kind.DUMP:
             continue
         now = judge_measurement(chk, m, k.kernel_xy, cell.page.name, cell.fs.name).metrics
         with ctx.writer.lock:

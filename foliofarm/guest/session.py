@@ -21,7 +21,7 @@ from foliofarm.errors import GuestError
 from foliofarm.guest import splat
 from foliofarm.guest.console import CommandResult, GuestSession
 from foliofarm.guest.qemu import SELFTESTS, THPMAPS
-from foliofarm.judge.checks import Check
+from foliofarm.judge.checks import Check, Kind
 from foliofarm.matrix import Cell
 
 # How many boots one kernel gets before the rest of its checks are given up:
@@ -104,7 +104,7 @@ def mounted(g: GuestSession, serial: str) -> bool:
 def _measure(g: GuestSession, cell: Cell, chk: Check, timeout: float) -> dict[str, Any]:
     dev = g.banner.get(f"mount:{cell.fs.name}")
     if not dev or dev == "FAILED":
-        return {"kind": "error", "reason": f"{cell.fs.name} is not mounted in the guest"}
+        return {"kind": Kind.ERROR, "reason": f"{cell.fs.name} is not mounted in the guest"}
     dump = f"/tmp/out/{chk.name}-{cell.fs.name}.dump"
     fmt = {"mnt": f"/mnt/{cell.fs.name}", "fs": cell.fs.name, "dev": dev, "dump": dump,
            "anon_mthp_kb": cell.page.anon_mthp_kb,
@@ -118,24 +118,24 @@ def _measure(g: GuestSession, cell: Cell, chk: Check, timeout: float) -> dict[st
     if chk.options.get("kind") == "selftests":
         return _run_selftests(g, chk, fmt, timeout)
     if chk.options.get("kind") == "thpmaps" and not mounted(g, THPMAPS):
-        return {"kind": "error", "reason": "the thpmaps disk is not mounted in the guest"}
+        return {"kind": Kind.ERROR, "reason": "the thpmaps disk is not mounted in the guest"}
     # a program with a path runs from the filesystem under test, others from the initramfs
     program = chk.program.format(**fmt) if "/" in chk.program else f"/ff/{chk.program}"
     for line in chk.options.get("setup", []):
         pre = g.run(line.format(**fmt), timeout=60)
         if pre.status != 0:
-            return {"kind": "error", "reason": f"setup {line!r} exited {pre.status}: {pre.output[-300:]}"}
+            return {"kind": Kind.ERROR, "reason": f"setup {line!r} exited {pre.status}: {pre.output[-300:]}"}
     res = g.run(shlex.join([program, *(a.format(**fmt) for a in chk.args)]), timeout=timeout)
     m: dict[str, Any] = {"ktap": res.output, "seconds": round(res.seconds, 2)}
     ktap = parse_ktap(res.output)
     if res.status != 0 or ktap.get("not_ok"):
-        return {**m, "kind": "error", "reason": f"guest program exited {res.status}: "
+        return {**m, "kind": Kind.ERROR, "reason": f"guest program exited {res.status}: "
                 + "; ".join(ktap.get("diag", [])[-3:])}
     if ktap.get("skip"):
-        return {**m, "kind": "skip", "reason": ktap["skip"]}
+        return {**m, "kind": Kind.SKIP, "reason": ktap["skip"]}
     t0 = time.monotonic()
     text = g.read_file(dump)
-    return {**m, "kind": "dump", "dump": text, "transfer_seconds": round(time.monotonic() - t0, 2)}
+    return {**m, "kind": Kind.DUMP, "dump": text, "transfer_seconds": round(time.monotonic() - t0, 2)}
 
 
 # What a selftests driver leaves for the host (tests/vmtests/mm-selftests.sh).
@@ -147,16 +147,16 @@ def _run_selftests(g: GuestSession, chk: Check, fmt: dict[str, Any], timeout: fl
     driver prints it on the console too, so a run the kernel cuts short
     leaves what it printed (session.run_boots keeps the console since then)."""
     if not mounted(g, SELFTESTS):
-        return {"kind": "error", "reason": "the selftests disk is not mounted in the guest"}
+        return {"kind": Kind.ERROR, "reason": "the selftests disk is not mounted in the guest"}
     res = g.run(shlex.join([chk.program.format(**fmt), *(a.format(**fmt) for a in chk.args)]),
                 timeout=timeout)
     m: dict[str, Any] = {"seconds": round(res.seconds, 2)}
     if res.status != 0:
-        return {**m, "kind": "error", "ktap": res.output,
+        return {**m, "kind": Kind.ERROR, "ktap": res.output,
                 "reason": f"the selftests driver exited {res.status}: {res.output.strip()[-300:]}"}
     t0 = time.monotonic()
     text = g.read_file(SELFTESTS_OUTPUT, timeout=120)
-    return {**m, "kind": "ktap", "ktap": text, "transfer_seconds": round(time.monotonic() - t0, 2)}
+    return {**m, "kind": Kind.KTAP, "ktap": text, "transfer_seconds": round(time.monotonic() - t0, 2)}
 
 
 KTAP_RESULT = re.compile(r"^(not ok|ok) (\d+) (\S+)(?: # (.*))?$")
@@ -219,7 +219,7 @@ def run_boots(boots: BootPlan, on_measured: Measured, on_boot: Callable[[Boot], 
                     qemu=boots.qemu, attempt=attempt)
         if attempt > MAX_BOOTS:
             for cell, chk in pending:
-                on_measured(cell, chk, {"kind": "error", "reason": f"not run: the kernel "
+                on_measured(cell, chk, {"kind": Kind.ERROR, "reason": f"not run: the kernel "
                                         f"hung or crashed in {MAX_BOOTS} boots in a row"})
             return
         try:
@@ -241,7 +241,7 @@ def run_boots(boots: BootPlan, on_measured: Measured, on_boot: Callable[[Boot], 
             reports = boot_reports(exc) if exc.kernel_fault else []
             words = last_words(exc.excerpt, reports) if exc.kernel_fault else ""
             for cell, chk in pending:
-                on_measured(cell, chk, {"kind": "crash" if exc.kernel_fault else "error",
+                on_measured(cell, chk, {"kind": Kind.CRASH if exc.kernel_fault else Kind.ERROR,
                                         "reason": f"boot failed: {exc}" + (f": {words}" if words else ""),
                                         "excerpt": exc.excerpt, "boot_failed": True,
                                         "splats": reports})
@@ -268,7 +268,7 @@ def run_checks(g: GuestSession, boots: BootPlan, pending: list[tuple[Cell, Check
         except GuestError as exc:
             # kind "crash": the kernel hung or panicked (a verdict on the
             # kernel); "error": the farm lost the guest otherwise.
-            m = {"kind": "crash" if exc.kernel_fault else "error",
+            m = {"kind": Kind.CRASH if exc.kernel_fault else Kind.ERROR,
                  "reason": str(exc), "excerpt": exc.excerpt, "ended_boot": True,
                  "seconds": round(time.monotonic() - t0, 2),
                  "splats": [f"{s.kind}: {s.line}" for s in g.splats[seen:]],

@@ -5,6 +5,7 @@ an outcome, using only the expectations in data."""
 from __future__ import annotations
 
 import dataclasses
+import enum
 import fnmatch
 import re
 from dataclasses import dataclass, field
@@ -17,6 +18,17 @@ from foliofarm.judge.metrics import METRICS
 from foliofarm.errors import UsageError
 from foliofarm.paths import VMTESTS
 
+
+
+class Kind(enum.StrEnum):
+    """What a measurement is (guest/session.py): a dump of the guest program's
+    findings, a selftests run's KTAP, the program's own skip, the kernel hung or
+    crashed during it, or the farm could not measure."""
+    DUMP = "dump"
+    KTAP = "ktap"
+    SKIP = "skip"
+    CRASH = "crash"
+    ERROR = "error"
 
 
 @dataclass(frozen=True)
@@ -198,18 +210,18 @@ def judge_measurement(check: Check, m: dict[str, Any], kernel: str, page: str, f
     during which the kernel tainted itself or printed a report fails, whatever
     its figures say, naming the taint and the report; one that hung or crashed
     the kernel fails too. An error of the farm stays an error."""
-    kind = m["kind"]
-    if kind == "dump":
+    kind = Kind(m["kind"])
+    if kind == Kind.DUMP:
         outcome = evaluate(check, m["dump"], kernel, page, fs)
-    elif kind == "ktap":
+    elif kind == Kind.KTAP:
         outcome = evaluate_tests(check, m, kernel, page, fs)
-    elif kind == "crash":
+    elif kind == Kind.CRASH:
         outcome = Outcome(check.name, "fail", f"kernel hung or crashed: {m['reason']}")
         if m.get("tests"):      # the tests that finished before it, and the one it ended in
             done = evaluate_tests(check, m, kernel, page, fs)
             outcome.metrics, outcome.subtests = done.metrics, done.subtests
     else:
-        outcome = Outcome(check.name, kind, m["reason"])
+        outcome = Outcome(check.name, str(kind), m["reason"])     # skip, error
     if m.get("seconds") is not None:
         outcome.metrics["guest_seconds"] = m["seconds"]
     if m.get("transfer_seconds") is not None:
@@ -217,9 +229,9 @@ def judge_measurement(check: Check, m: dict[str, Any], kernel: str, page: str, f
     trouble = kernel_trouble(m)
     if trouble and outcome.outcome != "error":
         reason = f"{trouble} (while {check.name} ran)"
-        if outcome.reason and kind != "crash":
+        if outcome.reason and kind != Kind.CRASH:
             reason += f"; also: {outcome.reason}"
-        elif kind == "crash":
+        elif kind == Kind.CRASH:
             # what the crash's own reason quotes already (a boot death's first report) once
             rest = "; ".join(p for p in trouble.split("; ") if p not in outcome.reason)
             reason = outcome.reason + (f"; {rest}" if rest else "")
