@@ -196,3 +196,39 @@ def test_noise_is_learnt_from_every_clean_boot_of_the_base():
     # a figure only some boots had is not steady either
     ranges = fold(ranges, {"4k-xfs": {"cow": {"a": 663, "b": 1, "c": 5, "d": 2}}})
     assert noise_of(ranges)["4k-xfs"]["cow"]["d"] == float("inf")
+
+
+def test_same_results_tells_behaviour_from_timing_and_known_flakes(tmp_path):
+    """tools/same_results.py on a real default run's document: the same
+    document says the same; a moved behaviour figure is a difference, a moved
+    timing figure is not, and a known failure that passed is shown as no news."""
+    import subprocess
+    import sys
+    real = Path(__file__).parent / "data" / "results" / "default-run-7.3.json"
+    tool = Path(__file__).parent.parent / "tools" / "same_results.py"
+
+    def run(doc) -> subprocess.CompletedProcess:
+        other = tmp_path / "other.json"
+        other.write_text(json.dumps(doc))
+        return subprocess.run([sys.executable, str(tool), str(real), str(other)],
+                              capture_output=True, text=True, check=False)
+
+    doc = json.loads(real.read_text())
+    same = run(doc)
+    assert same.returncode == 0 and "108 checks compared: 0 difference(s)" in same.stdout
+    exec_text = doc["cells"][0]["checks"][0]
+    exec_text["metrics"]["guest_seconds"] = 999.0
+    assert run(doc).returncode == 0
+    exec_text["metrics"]["max_folio_kb"] = 4
+    moved = run(doc)
+    assert moved.returncode == 1 and "4k-ext4 exec-text: max_folio_kb" in moved.stdout
+    exec_text["metrics"]["max_folio_kb"] = json.loads(real.read_text())["cells"][0]["checks"][0][
+        "metrics"]["max_folio_kb"]
+    mm = next(c for cell in doc["cells"] for c in cell["checks"]
+              if c["name"] == "mm-selftests" and any(t["outcome"] == "xfail" for t in c["subtests"]))
+    t = next(t for t in mm["subtests"] if t["outcome"] == "xfail")
+    t["outcome"] = "xpass"
+    flake = run(doc)
+    assert flake.returncode == 0 and "(known: no news)" in flake.stdout
+    t["outcome"] = "fail"
+    assert run(doc).returncode == 1

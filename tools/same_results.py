@@ -1,0 +1,109 @@
+#!/usr/bin/env python3
+"""Do two runs of the same kernel say the same thing? Compares two results.json
+cell by cell and check by check: every outcome, every behaviour figure (timing
+figures are left out: they are the host's, not the kernel's), every selftest's
+outcome and count of results. A figure that differs is shown with the range
+the base's clean boots gave it where the second document kept one (its noise),
+so a move inside the noise is told apart from a change in behaviour.
+
+    tools/same_results.py BEFORE/results.json AFTER/results.json
+
+Exit 0 when every outcome and figure is the same (or moved within the noise
+the documents recorded), 1 otherwise. Used to show that a change of the farm's
+code (a refactoring) changed nothing it measures or judges."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from foliofarm import schema                  # noqa: E402
+from foliofarm.judge import compare, figures   # noqa: E402
+
+
+def table(doc: dict[str, Any]) -> dict[tuple[str, str, str], dict[str, Any]]:
+    """(page size, fs, check) -> what a reader is told: outcome, behaviour
+    figures, each test's outcome and count of results."""
+    out = {}
+    for cell in doc["cells"]:
+        for c in cell["checks"]:
+            figs = {k: v for k, v in figures.flatten(c["metrics"], c["name"]).items()
+                    if figures.kind_of(c["name"], k) == "behaviour"}
+            tests = {t["name"]: (t["outcome"], compare.results_of(t), t.get("flaky", False))
+                     for t in c.get("subtests", [])}
+            out[(cell["page_size"], cell["fs"], c["name"])] = {"outcome": c["outcome"], "figures": figs,
+                                                               "tests": tests}
+    return out
+
+
+def known(x: tuple | None, y: tuple | None) -> bool:
+    """A test's outcome that moves between clean boots by what the farm knows
+    of it (judge/compare.py judges it no news): a known failure that passed in
+    one (xfail, xpass), a known flaky test passing in one and failing the
+    known way in the other; with the same count of results."""
+    if x is None or y is None or x[1] != y[1]:
+        return False
+    outcomes = {x[0], y[0]}
+    return outcomes <= {"xfail", "xpass"} or ((x[2] or y[2]) and outcomes <= {"pass", "xfail"})
+
+
+def differences(a: dict[str, Any], b: dict[str, Any], shown: list[str] | None = None) -> list[str]:
+    """What differs; ``shown`` gets the moves the farm knows as no news."""
+    ta, tb = table(a), table(b)
+    noise = {**(a.get("noise") or {}), **(b.get("noise") or {})}
+    out = []
+    for key in sorted(set(ta) | set(tb)):
+        where = "-".join(key[:2]) + f" {key[2]}"
+        if key not in ta or key not in tb:
+            out.append(f"{where}: only in {'the second' if key not in ta else 'the first'}")
+            continue
+        x, y = ta[key], tb[key]
+        if x["outcome"] != y["outcome"]:
+            out.append(f"{where}: outcome {x['outcome']} -> {y['outcome']}")
+        within = noise.get(f"{key[0]}-{key[1]}", {}).get(key[2], {})
+        for name in sorted(set(x["figures"]) | set(y["figures"])):
+            u, v = x["figures"].get(name), y["figures"].get(name)
+            if u == v:
+                continue
+            n = within.get(name)
+            if n is not None and isinstance(u, (int, float)) and isinstance(v, (int, float)) \
+                    and abs(v - u) <= n:
+                continue
+            out.append(f"{where}: {name} {u} -> {v}" + (f" (noise {n})" if n is not None else ""))
+        for name in sorted(set(x["tests"]) | set(y["tests"])):
+            u, v = x["tests"].get(name), y["tests"].get(name)
+            if u == v:
+                continue
+            line = f"{where}: test {name} {u and u[:2]} -> {v and v[:2]}"
+            if known(u, v):
+                if shown is not None:
+                    shown.append(line + " (known: no news)")
+            else:
+                out.append(line)
+    return out
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 2:
+        print(__doc__.split("\n\n")[1], file=sys.stderr)
+        return 2
+    try:
+        a, b = (schema.load(Path(p)) for p in argv)
+    except schema.ResultsError as exc:
+        print(f"same_results: {exc}", file=sys.stderr)
+        return 2
+    noted: list[str] = []
+    diffs = differences(a, b, noted)
+    n = len(table(a))
+    for d in diffs + noted:
+        print(d)
+    print(f"{n} checks compared: {len(diffs)} difference(s)"
+          + (f"; {len(noted)} known flaky or known-failing test(s) moved the known way" if noted else ""))
+    return 1 if diffs else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
