@@ -148,14 +148,64 @@ class Series(_Part):
 
 
 class Unconfirmed(_Part):
+    """A figure that moved on the series' first boot and not on its second."""
     cell: str
     check: str
     metric: str
+    base: Figure = None
+    series: Figure = None
+    confirm: Figure = None
 
 
 class ErrorEntry(_Part):
     stage: str
     message: str
+
+
+class FigurePair(_Part):
+    """A figure base against series (a verdict row's key figures)."""
+    metric: str
+    base: Figure = None
+    series: Figure = None
+    delta: Optional[Number] = None
+
+
+class Moved(FigurePair):
+    """A figure that moved beyond the base's noise; a regression when it moved
+    the wrong way beyond its declared tolerance."""
+    noise: Optional[Number] = None
+    regression: bool = False
+    guards: str = ""
+
+
+VERDICTS = ("pass", "changed", "regression", "fixed", "fail", "xfail", "xpass", "skip", "error",
+            "incomplete", "build-broken")
+
+
+class Verdict(_Part):
+    """One check (or one test of a selftests check) on one cell, base against
+    series: judged again from the cells whenever the document is read."""
+    page_size: str
+    fs: str
+    check: str
+    verdict: str
+    base: Optional[str] = None
+    series: Optional[str] = None
+    base_reason: str = ""
+    series_reason: str = ""
+    figures: list[FigurePair] = []
+    changed: list[Moved] = []
+    subtest_of: Optional[str] = None
+
+    @property
+    def cell(self) -> str:
+        return f"{self.page_size}-{self.fs}"
+
+    @property
+    def quiet(self) -> bool:
+        """A selftest's row with nothing to say (passed, skipped or failed for a
+        known reason on both sides): left out of tables, counted in its check's row."""
+        return bool(self.subtest_of) and self.verdict in ("pass", "skip", "xfail") and not self.changed
 
 
 class Results(_Part):
@@ -180,7 +230,8 @@ class Results(_Part):
     merged_from: list[str] = Field(default_factory=list)
     shard_commands: list[list[str]] = Field(default_factory=list)
     machine: dict[str, Union[str, int, float]] = Field(default_factory=dict)
-    # verdicts are judged again from the cells whenever a report is made
+    # judged again from the cells whenever a document is read (report.readback)
+    verdicts: list[Verdict] = Field(default_factory=list)
 
 
 class ResultsError(UsageError):
@@ -237,6 +288,12 @@ def normalised(model: Results, doc: dict[str, Any]) -> dict[str, Any]:
     absent: their absence means something (no series, no sides)."""
     out = model.model_dump()
     return {k: v for k, v in out.items() if k in doc or v is not None}
+
+
+def typed(doc: dict[str, Any] | Results) -> Results:
+    """The document as its models, for code that reads it (the report, the
+    terminal tables): a document the writer or the reader checked already."""
+    return doc if isinstance(doc, Results) else Results.model_validate(upgrade(doc))
 
 
 def load(path: Path) -> dict[str, Any]:

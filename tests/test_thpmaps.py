@@ -145,7 +145,8 @@ def test_output_the_farm_cannot_read_is_an_error():
 
 
 def test_report_shows_each_cell_rows_with_the_reason_for_differences():
-    doc = {"cells": [], "run_id": "r"}
+    doc = {"cells": [], "run_id": "r", "command": ["foliofarm", "run"], "complete": True,
+           "started": "2026-11-26T00:00:00Z"}
     for page in CELLS:
         o = judge(recorded(page), page)
         doc["cells"].append({"id": f"{page}-{CELLS[page][0]}-7.3", "page_size": page, "fs": CELLS[page][0],

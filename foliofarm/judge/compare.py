@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from foliofarm import schema
 from foliofarm.judge import figures as figs
 
 GOOD = {"pass", "xpass"}
@@ -255,24 +256,21 @@ def _subtest_verdict(bt: dict[str, Any] | None, nt: dict[str, Any] | None) -> tu
 
 
 def quiet_subtest(row: dict[str, Any]) -> bool:
-    """A selftest's row with nothing to say (passed, skipped or failed for a
-    known reason on both sides): left out of tables, counted in its check's row."""
-    return bool(row.get("subtest_of")) and row["verdict"] in ("pass", "skip", "xfail") \
-        and not row.get("changed")
+    """A selftest's row with nothing to say (schema.Verdict.quiet)."""
+    return schema.Verdict.model_validate(row).quiet
 
 
-def exit_code(doc: dict[str, Any], strict_style: bool = False) -> int:
+def exit_code(doc: schema.Results | dict[str, Any], strict_style: bool = False) -> int:
     """1 for a regression, a build break (tip or any commit) or a new splat (a
     console regression), or under --strict-style a checkpatch error or warning;
     3 if anything else could not be measured; else 0."""
-    rows = doc.get("verdicts", [])
-    failing = any(r["verdict"] in FAILING_VERDICTS for r in rows)
-    failing |= any(not b.get("ok", True) for b in doc.get("each_commit", []))
+    doc = schema.typed(doc)
+    failing = any(r.verdict in FAILING_VERDICTS for r in doc.verdicts)
+    failing |= any(not b.ok for b in doc.each_commit or [])
     if strict_style:
-        failing |= any(p["errors"] or p["warnings"] for p in doc.get("checkpatch", []))
+        failing |= any(p.errors or p.warnings for p in doc.checkpatch or [])
     if failing:
         return 1
-    if (not doc.get("complete") or doc.get("errors")
-            or any(r["verdict"] in ("error", "incomplete") for r in rows)):
+    if not doc.complete or doc.errors or any(r.verdict in ("error", "incomplete") for r in doc.verdicts):
         return 3
     return 0

@@ -27,10 +27,11 @@ from foliofarm.report.tables import columns
 from foliofarm.util import write_atomic, write_json
 
 
-def write(run_dir: Path, doc: dict[str, Any],
+def write(run_dir: Path, doc: schema.Results | dict[str, Any],
           drawn: dict[tuple[str, str], bytes] | None = None) -> tuple[Path, Path]:
     """report.md, report.html, report.txt and plots/. ``drawn``: plots made
     earlier (from page_part) of page sizes whose cells have not changed since."""
+    doc = schema.typed(doc)
     drawn = drawn or {}
     pages = {p for p, _, _, _ in columns(doc)} - {p for _, p in drawn}
     pngs = {**drawn, **plots.draw(doc, pages)}

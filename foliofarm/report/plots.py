@@ -8,11 +8,13 @@ import io
 from typing import Any
 
 from foliofarm.report.tables import by_cell, check_names, columns
+from foliofarm.schema import CheckResult, Results, typed
 
-def distribution(result: dict[str, Any] | None) -> dict[str, float]:
+
+def distribution(result: CheckResult | None) -> dict[str, float]:
     """What a plot shows for one result: the folio-size categories if the check
     has them, else its folio size histogram as shares."""
-    m = (result or {}).get("metrics", {})
+    m = result.metrics if result else {}
     if m.get("categories_pct"):
         return {k: float(v) for k, v in m["categories_pct"].items()}
     hist = m.get("folio_kb_hist") or {}
@@ -20,12 +22,13 @@ def distribution(result: dict[str, Any] | None) -> dict[str, float]:
     return {f"{k}kB": 100.0 * v / total for k, v in hist.items()}
 
 
-def draw(doc: dict[str, Any], pages: set[str] | None = None) -> dict[tuple[str, str], bytes]:
+def draw(doc: Results | dict[str, Any], pages: set[str] | None = None) -> dict[tuple[str, str], bytes]:
     """One PNG per check and page size (of ``pages``, default all): the folio-size
     distribution per filesystem, base against series (or one bar per kernel on
     a one-sided run)."""
     from matplotlib.figure import Figure   # no pyplot: no global figure state, no GUI backend
 
+    doc = typed(doc)
     cols = columns(doc)
     by = by_cell(doc)
     out = {}
@@ -63,8 +66,11 @@ def draw(doc: dict[str, Any], pages: set[str] | None = None) -> dict[tuple[str, 
 
 
 def page_part(doc: dict[str, Any], page: str) -> dict[str, Any]:
-    """A copy of one page size's cells (and the sides): its plots can be drawn
-    from it while the next page size is measured, so that the report at the
-    end has less to do."""
-    return {"sides": copy.deepcopy(doc.get("sides")),
-            "cells": copy.deepcopy([c for c in doc["cells"] if c["page_size"] == page])}
+    """A copy of one page size's cells (and what a document must have): its
+    plots can be drawn from it while the next page size is measured, so that
+    the report at the end has less to do."""
+    part = {k: copy.deepcopy(doc[k]) for k in ("run_id", "command", "complete", "started", "sides")
+            if k in doc}
+    part["cells"] = copy.deepcopy([c for c in doc["cells"] if c["page_size"] == page])
+    part.setdefault("complete", False)
+    return part

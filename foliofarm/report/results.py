@@ -32,10 +32,11 @@ FAILING = {"fail"}
 ERRORS = {"error"}
 
 
-def exit_code(doc: dict[str, Any]) -> int:
+def exit_code(doc: schema.Results | dict[str, Any]) -> int:
     """0 all passed, 1 a check failed, 3 an error or an incomplete run."""
-    outcomes = [c["outcome"] for cell in doc["cells"] for c in cell["checks"]]
-    if not doc.get("complete") or any(o in ERRORS for o in outcomes) or doc.get("errors"):
+    doc = schema.typed(doc)
+    outcomes = [c.outcome for cell in doc.cells for c in cell.checks]
+    if not doc.complete or any(o in ERRORS for o in outcomes) or doc.errors:
         return 3
     if any(o in FAILING for o in outcomes):
         return 1

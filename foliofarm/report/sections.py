@@ -8,55 +8,57 @@ from typing import Any
 
 from foliofarm.report.tables import (Section, changed_figures, changes_table, check_names, check_table,
                                      crosscheck_tables, fmt, page_rank, verdict_matrix)
+from foliofarm.schema import Results, typed
 
 Plots = dict[tuple[str, str], bytes]
 
 
-def build(doc: dict[str, Any], plots: Plots | None = None) -> tuple[str, list[Section]]:
+def build(doc: Results | dict[str, Any], plots: Plots | None = None) -> tuple[str, list[Section]]:
     """The report's title and sections, in the order a reader wants them."""
-    sides = doc.get("sides")
-    title = (f"foliofarm: {sides['base']['kernel']} vs {sides['series']['kernel']}" if sides
-             else f"foliofarm run {doc['run_id']}")
+    doc = typed(doc)
+    sides = doc.sides
+    title = (f"foliofarm: {sides.base.kernel} vs {sides.series.kernel}" if sides
+             else f"foliofarm run {doc.run_id}")
     secs = [summary(doc), *series(doc), *verdicts(doc),
             *(check(doc, name, plots or {}) for name in check_names(doc)),
             *checkpatch(doc), builds(doc), *machine(doc), reproduce(doc)]
     return title, secs
 
 
-def summary(doc: dict[str, Any]) -> Section:
+def summary(doc: Results) -> Section:
     s = Section("Summary")
-    if sides := doc.get("sides"):
-        verdicts = [r["verdict"] for r in doc.get("verdicts", []) if not r.get("subtest_of")]
+    if sides := doc.sides:
+        verdicts = [r.verdict for r in doc.verdicts if not r.subtest_of]
         counts = ", ".join(f"{verdicts.count(v)} {v}" for v in dict.fromkeys(verdicts))
-        s.blocks.append(("p", f"Base: {sides['base']['origin']} ({sides['base']['kernel']}). "
-                              f"Against: {sides['series']['origin']} ({sides['series']['kernel']})."))
+        s.blocks.append(("p", f"Base: {sides.base.origin} ({sides.base.kernel}). "
+                              f"Against: {sides.series.origin} ({sides.series.kernel})."))
         s.blocks.append(("p", f"Verdicts: {counts or 'none'}."))
-    s.blocks.append(("p", f"Run {doc['run_id']}, started {doc['started']}, "
-                          f"{'complete' if doc.get('complete') else 'INCOMPLETE'}."))
-    for e in doc.get("errors", []):
-        s.blocks.append(("pre", f"error ({e['stage']}): {e['message']}"))
+    s.blocks.append(("p", f"Run {doc.run_id}, started {doc.started}, "
+                          f"{'complete' if doc.complete else 'INCOMPLETE'}."))
+    for e in doc.errors:
+        s.blocks.append(("pre", f"error ({e.stage}): {e.message}"))
     return s
 
 
-def series(doc: dict[str, Any]) -> list[Section]:
-    if not (ser := doc.get("series")):
+def series(doc: Results) -> list[Section]:
+    if not (ser := doc.series):
         return []
     s = Section("Series")
-    if ser.get("cover"):
-        s.blocks.append(("p", f"Cover letter: {ser['cover']}"))
+    if ser.cover:
+        s.blocks.append(("p", f"Cover letter: {ser.cover}"))
     s.blocks.append(("table", ["#", "subject", "files"],
-                     [[str(p["number"]), p["subject"], ", ".join(p["files"])] for p in ser["patches"]]))
-    for note in ser.get("intake_notes") or []:
+                     [[str(p.number), p.subject, ", ".join(p.files)] for p in ser.patches]))
+    for note in ser.intake_notes:
         s.blocks.append(("p", f"Intake: {note}."))
-    if ser.get("base_commit_note"):
-        s.blocks.append(("p", "Note: " + ser["base_commit_note"]))
+    if ser.base_commit_note:
+        s.blocks.append(("p", "Note: " + ser.base_commit_note))
     return [s]
 
 
-def verdicts(doc: dict[str, Any]) -> list[Section]:
+def verdicts(doc: Results) -> list[Section]:
     """The verdict matrix and what changed; every moved figure; the moves a
     second boot did not repeat."""
-    if not doc.get("verdicts"):
+    if not doc.verdicts:
         return []
     s = Section("Verdicts")
     s.blocks.append(("table", *verdict_matrix(doc)))
@@ -75,19 +77,19 @@ def verdicts(doc: dict[str, Any]) -> list[Section]:
                               "declared in tests/vmtests/expectations/."))
         s.blocks.append(("table", header, rows))
         out.append(s)
-    if doc.get("unconfirmed"):
+    if doc.unconfirmed:
         s = Section("Unconfirmed moves")
         s.blocks.append(("p", "Figures that moved on the series' first boot but measured the "
                               "base's value on a second: timing, not the series. Each is counted "
                               "as that cell's noise for the figure."))
         s.blocks.append(("table", ["cell", "check", "figure", "base", "series", "second boot"],
-                         [[u["cell"], u["check"], u["metric"], fmt(u["base"]), fmt(u["series"]),
-                           fmt(u["confirm"])] for u in doc["unconfirmed"]]))
+                         [[u.cell, u.check, u.metric, fmt(u.base), fmt(u.series), fmt(u.confirm)]
+                          for u in doc.unconfirmed]))
         out.append(s)
     return out
 
 
-def check(doc: dict[str, Any], name: str, plots: Plots) -> Section:
+def check(doc: Results, name: str, plots: Plots) -> Section:
     s = Section(f"Check: {name}")
     s.blocks.append(("table", *check_table(doc, name)))
     s.blocks += crosscheck_tables(doc, name)
@@ -98,67 +100,66 @@ def check(doc: dict[str, Any], name: str, plots: Plots) -> Section:
     return s
 
 
-def checkpatch(doc: dict[str, Any]) -> list[Section]:
-    if doc.get("checkpatch") is None:
+def checkpatch(doc: Results) -> list[Section]:
+    if doc.checkpatch is None:
         return []
     s = Section("checkpatch.pl")
-    cp = doc["checkpatch"]
+    cp = doc.checkpatch
     s.blocks.append(("table", ["#", "subject", "errors", "warnings", "checks"],
-                     [[str(p["number"]), p["subject"], str(p["errors"]), str(p["warnings"]),
-                       str(p["checks"])] for p in cp]))
-    lines = [f"{p['number']}: {f['level']}:{f['type']}: {f['message']} (line {f['line']})"
-             for p in cp for f in p["findings"]]
+                     [[str(p.number), p.subject, str(p.errors), str(p.warnings), str(p.checks)]
+                      for p in cp]))
+    lines = [f"{p.number}: {f.level}:{f.type}: {f.message} (line {f.line})" for p in cp for f in p.findings]
     if lines:
         s.blocks.append(("pre", "\n".join(lines)))
     return [s]
 
 
-def builds(doc: dict[str, Any]) -> Section:
+def builds(doc: Results) -> Section:
     """Every kernel built or taken from the cache, each commit with
     --each-commit, and the base measurements reused."""
     s = Section("Builds")
     s.blocks.append(("table", ["side", "kernel", "page size", "build", "seconds"],
-                     [[k.get("side") or "", k["kernel"], k["page_size"],
-                       "BROKEN" if k.get("build_failed") else ("built" if k.get("built_now") else "cached"),
-                       fmt(k.get("build_seconds")) if k.get("built_now") else ""]
-                      for k in doc.get("kernels", [])]))
-    for k in doc.get("kernels", []):
-        if k.get("build_failed"):
-            s.blocks.append(("pre", f"{k['kernel']} {k['page_size']}:\n{k['error']}"))
-    if doc.get("each_commit"):
+                     [[k.side or "", k.kernel, k.page_size,
+                       "BROKEN" if k.build_failed else ("built" if k.built_now else "cached"),
+                       fmt(k.build_seconds) if k.built_now else ""]
+                      for k in doc.kernels]))
+    for k in doc.kernels:
+        if k.build_failed:
+            s.blocks.append(("pre", f"{k.kernel} {k.page_size}:\n{k.error}"))
+    if doc.each_commit:
         s.blocks.append(("p", "Every commit (--each-commit):"))
         s.blocks.append(("table", ["#", "commit", "subject", "page size", "builds"],
-                         [[str(e["number"]), e["commit"][:12], e["subject"], e["page_size"],
-                           "yes" if e["ok"] else "NO"] for e in doc["each_commit"]]))
-        for e in doc["each_commit"]:
-            if not e["ok"]:
-                s.blocks.append(("p", f"First commit that does not build: {e['number']} "
-                                      f"{e['subject']!r} ({e['page_size']})"))
-                s.blocks.append(("pre", e["errors"]))
-    for b in doc.get("boots", []):
-        if b.get("reused"):
-            s.blocks.append(("p", f"{b['kernel']} {b['page_size']}: base measurements reused from run "
-                                  f"{b.get('measured_by')} (same kernel, guest programs, images and checks)"))
+                         [[str(e.number), e.commit[:12], e.subject, e.page_size,
+                           "yes" if e.ok else "NO"] for e in doc.each_commit]))
+        for e in doc.each_commit:
+            if not e.ok:
+                s.blocks.append(("p", f"First commit that does not build: {e.number} "
+                                      f"{e.subject!r} ({e.page_size})"))
+                s.blocks.append(("pre", e.errors))
+    for b in doc.boots:
+        if b.reused:
+            s.blocks.append(("p", f"{b.kernel} {b.page_size}: base measurements reused from run "
+                                  f"{b.measured_by} (same kernel, guest programs, images and checks)"))
     return s
 
 
-def machine(doc: dict[str, Any]) -> list[Section]:
-    if not (m := doc.get("machine")):
+def machine(doc: Results) -> list[Section]:
+    if not (m := doc.machine):
         return []
     s = Section("Machine")
     s.blocks.append(("table", ["", ""], [[k, str(v)] for k, v in m.items()]))
     return [s]
 
 
-def reproduce(doc: dict[str, Any]) -> Section:
+def reproduce(doc: Results) -> Section:
     s = Section("Reproduce")
-    shards = doc.get("shard_commands") or []
+    shards = doc.shard_commands
     if shards:
         s.blocks.append(("p", f"Merged from {len(shards)} shards; each ran:"))
         s.blocks += [("pre", shlex.join(c)) for c in shards]
     else:
-        s.blocks.append(("pre", shlex.join(doc["command"])))
-    for k in doc.get("kernels", []):
-        if k.get("reproduce"):
-            s.blocks.append(("pre", f"# {k['kernel']} {k['page_size']}\n{k['reproduce']}"))
+        s.blocks.append(("pre", shlex.join(doc.command)))
+    for k in doc.kernels:
+        if k.reproduce:
+            s.blocks.append(("pre", f"# {k.kernel} {k.page_size}\n{k.reproduce}"))
     return s

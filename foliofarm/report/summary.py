@@ -8,7 +8,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from foliofarm.judge.compare import quiet_subtest
+from foliofarm.schema import Results, Verdict, typed
 
 # Figures shown in the cells table, per check.
 SUMMARY = {
@@ -53,72 +53,71 @@ def short(v: Any) -> str:
 WIDE = 160
 
 
-def print_table(doc: dict[str, Any], names: list[str], console: Console | None = None) -> None:
+def print_table(doc: Results | dict[str, Any], names: list[str], console: Console | None = None) -> None:
+    doc = typed(doc)
     console = console or Console()
     names = [*names, "console"]
-    id_width = max((len(c["id"]) for c in doc["cells"]), default=4)
+    id_width = max((len(c.id) for c in doc.cells), default=4)
     if console.width < WIDE:
         console.print(narrow_table(doc, names, id_width))
         return
-    table = Table(title=f"foliofarm {doc['run_id']}")
+    table = Table(title=f"foliofarm {doc.run_id}")
     table.add_column("cell", no_wrap=True, min_width=id_width)
     for n in names:
         table.add_column(n)
-    for cell in doc["cells"]:
-        row = [cell["id"]]
-        by_name = {c["name"]: c for c in cell["checks"]}
+    for cell in doc.cells:
+        row = [cell.id]
+        by_name = {c.name: c for c in cell.checks}
         for n in names:
             c = by_name.get(n)
             if c is None:
                 row.append("-")
                 continue
-            figs = " ".join(fmt.format(short(c["metrics"][k])) for k, fmt in SUMMARY.get(n, ())
-                            if k in c["metrics"])
-            row.append(f"[{OUTCOME_COLOUR.get(c['outcome'], 'white')}]{c['outcome']}[/] {figs}".strip())
+            figs = " ".join(fmt.format(short(c.metrics[k])) for k, fmt in SUMMARY.get(n, ())
+                            if k in c.metrics)
+            row.append(f"[{OUTCOME_COLOUR.get(c.outcome, 'white')}]{c.outcome}[/] {figs}".strip())
         table.add_row(*row)
     console.print(table)
 
 
-def narrow_table(doc: dict[str, Any], names: list[str], id_width: int) -> Table:
+def narrow_table(doc: Results, names: list[str], id_width: int) -> Table:
     """Cells x outcomes for a narrow log: cell ids whole, counts, and each
     check that did not pass with its outcome."""
-    table = Table(title=f"foliofarm {doc['run_id']}")
+    table = Table(title=f"foliofarm {doc.run_id}")
     table.add_column("cell", no_wrap=True, min_width=id_width)
     table.add_column("passed", no_wrap=True)
     table.add_column("not passed (check: outcome)", overflow="fold")
-    for cell in doc["cells"]:
-        by_name = {c["name"]: c for c in cell["checks"]}
+    for cell in doc.cells:
+        by_name = {c.name: c for c in cell.checks}
         ran = [by_name[n] for n in names if n in by_name]
-        passed = sum(c["outcome"] == "pass" for c in ran)
-        others = ", ".join(f"{c['name']}: [{OUTCOME_COLOUR.get(c['outcome'], 'white')}]{c['outcome']}[/]"
-                           for c in ran if c["outcome"] != "pass")
-        table.add_row(cell["id"], f"{passed}/{len(ran)}", others or "-")
+        passed = sum(c.outcome == "pass" for c in ran)
+        others = ", ".join(f"{c.name}: [{OUTCOME_COLOUR.get(c.outcome, 'white')}]{c.outcome}[/]"
+                           for c in ran if c.outcome != "pass")
+        table.add_row(cell.id, f"{passed}/{len(ran)}", others or "-")
     return table
 
 
-def changed_text(r: dict[str, Any], limit: int = 6) -> str:
-    moved = r.get("changed") or []
-    parts = [f"{'!' if f['regression'] else ''}{f['metric']} {f['base']}->{f['series']}"
-             for f in moved[:limit]]
+def changed_text(r: Verdict, limit: int = 6) -> str:
+    moved = r.changed
+    parts = [f"{'!' if f.regression else ''}{f.metric} {f.base}->{f.series}" for f in moved[:limit]]
     if len(moved) > limit:
         parts.append(f"... {len(moved) - limit} more")
     return ", ".join(parts)
 
 
-def print_verdicts(doc: dict[str, Any], console: Console | None = None) -> None:
-    sides = doc["sides"]
-    table = Table(title=f"{sides['base']['kernel']} -> {sides['series']['kernel']}: verdicts "
+def print_verdicts(doc: Results | dict[str, Any], console: Console | None = None) -> None:
+    doc = typed(doc)
+    sides = doc.sides
+    assert sides is not None, "verdicts are a two-sided run's"
+    table = Table(title=f"{sides.base.kernel} -> {sides.series.kernel}: verdicts "
                         "(! marks a figure that moved the wrong way)")
-    rows = [r for r in doc.get("verdicts", []) if not quiet_subtest(r)]
-    widths = {"cell": max((len(f"{r['page_size']}-{r['fs']}") for r in rows), default=4),
-              "check": max((len(r["check"]) for r in rows), default=5), "verdict": 12}
+    rows = [r for r in doc.verdicts if not r.quiet]
+    widths = {"cell": max((len(r.cell) for r in rows), default=4),
+              "check": max((len(r.check) for r in rows), default=5), "verdict": 12}
     for col in ("cell", "check", "verdict", "figures that moved (base -> series)"):
         table.add_column(col, no_wrap=col in widths, min_width=widths.get(col),
                          overflow="fold")
     for r in rows:
-        if quiet_subtest(r):
-            continue
-        detail = changed_text(r) or ("same" if r["verdict"] == "pass" else r["series_reason"][:120])
-        table.add_row(f"{r['page_size']}-{r['fs']}", r["check"],
-                      f"[{VERDICT_COLOUR.get(r['verdict'], 'white')}]{r['verdict']}[/]", detail)
+        detail = changed_text(r) or ("same" if r.verdict == "pass" else r.series_reason[:120])
+        table.add_row(r.cell, r.check, f"[{VERDICT_COLOUR.get(r.verdict, 'white')}]{r.verdict}[/]", detail)
     (console or Console()).print(table)

@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from foliofarm import matrix
-from foliofarm.judge.compare import FIGURES, quiet_subtest
+from foliofarm.judge.compare import FIGURES
+from foliofarm.schema import CheckResult, Results, typed
 
 Block = tuple  # ("p", text) | ("table", header, rows) | ("pre", text) | ("img", name, png, alt)
 
@@ -46,122 +47,111 @@ def delta(d: Any) -> str:
     return f" ({'+' if d > 0 else ''}{d})" if d else ""
 
 
-def columns(doc: dict[str, Any]) -> list[tuple[str, str, str, str]]:
+def columns(doc: Results) -> list[tuple[str, str, str, str]]:
     """(page, fs, side, kernel label) per column, in matrix order: base then series
     side by side for each page size and filesystem."""
-    sides = doc.get("sides")
-    cells = [(c["page_size"], c["fs"]) for c in doc["cells"]]
     seen: list[tuple[str, str]] = []
-    for pf in cells:
+    for pf in ((c.page_size, c.fs) for c in doc.cells):
         if pf not in seen:
             seen.append(pf)
     fs_order = {f: i for i, f in enumerate(FS_ORDER)}
     seen.sort(key=lambda pf: (page_rank(pf[0]), fs_order.get(pf[1], len(fs_order)), pf[1]))
-    if not sides:
-        kernels = {c["kernel"] for c in doc["cells"]}
+    if not doc.sides:
+        kernels = {c.kernel for c in doc.cells}
         return [(p, f, "", k) for p, f in seen for k in sorted(kernels)
-                if any(c["page_size"] == p and c["fs"] == f and c["kernel"] == k for c in doc["cells"])]
-    return [(p, f, side, sides[side]["kernel"]) for p, f in seen for side in ("base", "series")]
+                if any(c.page_size == p and c.fs == f and c.kernel == k for c in doc.cells)]
+    return [(p, f, side, getattr(doc.sides, side).kernel) for p, f in seen for side in ("base", "series")]
 
 
-def by_cell(doc: dict[str, Any]) -> dict[tuple[str, str, str], dict[str, dict[str, Any]]]:
-    return {(c["kernel"], c["page_size"], c["fs"]): {k["name"]: k for k in c["checks"]} for c in doc["cells"]}
+def by_cell(doc: Results) -> dict[tuple[str, str, str], dict[str, CheckResult]]:
+    return {(c.kernel, c.page_size, c.fs): {k.name: k for k in c.checks} for c in doc.cells}
 
 
-def check_names(doc: dict[str, Any]) -> list[str]:
-    names: list[str] = []
-    for cell in doc["cells"]:
-        for c in cell["checks"]:
-            if c["name"] not in names:
-                names.append(c["name"])
-    return names
+def check_names(doc: Results) -> list[str]:
+    return list(dict.fromkeys(c.name for cell in doc.cells for c in cell.checks))
 
 
-def check_table(doc: dict[str, Any], name: str) -> tuple[list[str], list[list[str]]]:
+def check_table(doc: Results | dict[str, Any], name: str) -> tuple[list[str], list[list[str]]]:
+    doc = typed(doc)
     cols = columns(doc)
     by = by_cell(doc)
     results = [by.get((k, p, f), {}).get(name) for p, f, _, k in cols]
     # base/series on a series run; the kernel versions on a compare run
-    named = "series" in doc
+    named = doc.series is not None
     header = [name] + [f"{p} {f} {side if named and side else k}" for p, f, side, k in cols]
     cats: list[str] = []
     for r in results:
-        for cat in (r or {}).get("metrics", {}).get("categories_pct", {}):
+        for cat in (r.metrics.get("categories_pct") or {} if r else {}):
             if cat not in cats:
                 cats.append(cat)
     rows = []
     for cat in cats:
-        rows.append([cat] + [f"{(r or {}).get('metrics', {}).get('categories_pct', {}).get(cat, 0)}%"
-                             if r and "categories_pct" in r.get("metrics", {}) else "-" for r in results])
+        rows.append([cat] + [f"{(r.metrics.get('categories_pct') or {}).get(cat, 0)}%"
+                             if r and "categories_pct" in r.metrics else "-" for r in results])
     for key in FIGURES.get(name, ()):
-        if any(r and key in r.get("metrics", {}) for r in results):
-            rows.append([key] + [fmt((r or {}).get("metrics", {}).get(key)) for r in results])
-    rows.append(["outcome"] + [(r or {}).get("outcome", "-") for r in results])
+        if any(r and key in r.metrics for r in results):
+            rows.append([key] + [fmt(r.metrics.get(key) if r else None) for r in results])
+    rows.append(["outcome"] + [r.outcome if r else "-" for r in results])
     return header, rows
 
 
-def verdict_matrix(doc: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
+def verdict_matrix(doc: Results | dict[str, Any]) -> tuple[list[str], list[list[str]]]:
     """Checks down, cells across; a selftest gets a row only where some cell
-    has news of it (summary.quiet_subtest)."""
-    loud = {r["check"] for r in doc.get("verdicts", []) if not quiet_subtest(r)}
-    rows = [r for r in doc.get("verdicts", []) if r["check"] in loud]
-    cells: list[str] = []
-    for r in rows:
-        cid = f"{r['page_size']}-{r['fs']}"
-        if cid not in cells:
-            cells.append(cid)
-    table = {(f"{r['page_size']}-{r['fs']}", r["check"]): r["verdict"] for r in rows}
-    names = list(dict.fromkeys(r["check"] for r in rows))
+    has news of it (Verdict.quiet)."""
+    doc = typed(doc)
+    loud = {r.check for r in doc.verdicts if not r.quiet}
+    rows = [r for r in doc.verdicts if r.check in loud]
+    cells = list(dict.fromkeys(r.cell for r in rows))
+    table = {(r.cell, r.check): r.verdict for r in rows}
+    names = list(dict.fromkeys(r.check for r in rows))
     return ["check"] + cells, [[n] + [table.get((c, n), "-") for c in cells] for n in names]
 
 
-def changes_table(doc: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
+def changes_table(doc: Results) -> tuple[list[str], list[list[str]]]:
     """Rows whose verdict is not a plain pass, with every figure that moved."""
     out = []
-    for r in doc.get("verdicts", []):
-        moved = r.get("changed") or []
-        if (r["verdict"] == "pass" and not moved) or quiet_subtest(r):
+    for r in doc.verdicts:
+        moved = r.changed
+        if (r.verdict == "pass" and not moved) or r.quiet:
             continue
-        figs = "; ".join(f"{'!' if f.get('regression') else ''}{f['metric']} {fmt(f['base'])} → "
-                         f"{fmt(f['series'])}{delta(f['delta'])}" for f in moved[:12])
+        figs = "; ".join(f"{'!' if f.regression else ''}{f.metric} {fmt(f.base)} → "
+                         f"{fmt(f.series)}{delta(f.delta)}" for f in moved[:12])
         if len(moved) > 12:
             figs += f"; ... {len(moved) - 12} more under Changed figures"
-        why = r["series_reason"] if r["verdict"] in ("regression", "fail", "build-broken", "error") \
-            else r["base_reason"] if r["verdict"] == "fixed" else ""
-        out.append([f"{r['page_size']}-{r['fs']}", r["check"], r["verdict"],
-                    f"{fmt(r['base'])} → {fmt(r['series'])}", figs, why or ""])
+        why = r.series_reason if r.verdict in ("regression", "fail", "build-broken", "error") \
+            else r.base_reason if r.verdict == "fixed" else ""
+        out.append([r.cell, r.check, r.verdict, f"{fmt(r.base)} → {fmt(r.series)}", figs, why or ""])
     return ["cell", "check", "verdict", "outcome",
             "figures: base → series (delta); ! moved the wrong way", "reason"], out
 
 
-def changed_figures(doc: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
+def changed_figures(doc: Results) -> tuple[list[str], list[list[str]]]:
     """Every figure that moved beyond the base's noise, one row each."""
     rows = []
-    for r in doc.get("verdicts", []):
-        for f in r.get("changed") or []:
-            rows.append([f"{r['page_size']}-{r['fs']}", r["check"], f["metric"], fmt(f["base"]),
-                         fmt(f["series"]), fmt(f["delta"]), fmt(f.get("noise")),
-                         "regression" if f.get("regression") else "changed"])
+    for r in doc.verdicts:
+        for f in r.changed:
+            rows.append([r.cell, r.check, f.metric, fmt(f.base), fmt(f.series), fmt(f.delta), fmt(f.noise),
+                         "regression" if f.regression else "changed"])
     return ["cell", "check", "figure", "base", "series", "delta", "noise", "judged"], rows
 
 
-def crosscheck_tables(doc: dict[str, Any], name: str) -> list[Block]:
+def crosscheck_tables(doc: Results | dict[str, Any], name: str) -> list[Block]:
     """Per cell, a cross-check's rows (judge/thpmaps.py): each counter the farm
     and the other tool gave, whether they agree and, where they differ by design,
     why. Rows where both say 0 are left out."""
+    doc = typed(doc)
     blocks: list[Block] = []
     by = by_cell(doc)
     for p, f, side, k in columns(doc):
         r = by.get((k, p, f), {}).get(name)
-        rows = (r or {}).get("rows")
-        if not rows:
+        if r is None or not r.rows:
             continue
-        shown = [x for x in rows if x.get("farm_kb") or x.get("thpmaps_kb") or not x.get("agrees")]
-        blocks.append(("p", f"{p} {f} {side or k}: {r['metrics'].get('disagreements', '?')} "
-                            f"disagreement(s), {r['metrics'].get('explained_differences', '?')} "
+        shown = [x for x in r.rows if x.farm_kb or x.thpmaps_kb or not x.agrees]
+        blocks.append(("p", f"{p} {f} {side or k}: {r.metrics.get('disagreements', '?')} "
+                            f"disagreement(s), {r.metrics.get('explained_differences', '?')} "
                             "difference(s) explained."))
         blocks.append(("table", ["counter", "farm kB", "thpmaps kB", "agrees", "why they differ"],
-                       [[x["counter"], fmt(x.get("farm_kb")), fmt(x.get("thpmaps_kb")),
-                         "yes" if x.get("agrees") else ("explained" if x.get("note") else "NO"),
-                         x.get("note", "")] for x in shown]))
+                       [[x.counter, fmt(x.farm_kb), fmt(x.thpmaps_kb),
+                         "yes" if x.agrees else ("explained" if x.note else "NO"),
+                         x.note] for x in shown]))
     return blocks

@@ -10,8 +10,8 @@ import shlex
 import textwrap
 from typing import Any
 
-from foliofarm.judge import compare
 from foliofarm.report.tables import by_cell, check_names, columns, page_rank
+from foliofarm.schema import CheckResult, Results, Verdict, typed
 
 WIDTH = 72
 LABEL = 20          # the category column's text
@@ -46,7 +46,7 @@ def _pct(v: Any) -> str:
     return f"{round(float(v))}%"
 
 
-def folio_tables(doc: dict[str, Any], check: str) -> list[str]:
+def folio_tables(doc: Results, check: str) -> list[str]:
     """One table per page size: the check's folio-size categories for each
     filesystem, base and series side by side (or each kernel on a plain run).
     Six figure columns fit in 72; more are split over further tables."""
@@ -58,7 +58,7 @@ def folio_tables(doc: dict[str, Any], check: str) -> list[str]:
         results = [by.get((k, p, f), {}).get(check) for p, f, _, k in pcols]
         cats: list[str] = []
         for r in results:
-            for cat in ((r or {}).get("metrics") or {}).get("categories_pct") or {}:
+            for cat in _categories(r):
                 if cat not in cats:
                     cats.append(cat)
         if not cats:
@@ -73,124 +73,121 @@ def folio_tables(doc: dict[str, Any], check: str) -> list[str]:
             plain = [c for c in cats if not c.startswith("cont-")]
             cont = [c for c in cats if c.startswith("cont-")]
             for cat in plain:
-                out.append(_row(cat, [_pct((((r or {}).get("metrics") or {}).get("categories_pct") or {}).get(cat, 0))
-                                      if r else "-" for _, r in part]))
+                out.append(_row(cat, [_pct(_categories(r).get(cat, 0)) if r else "-" for _, r in part]))
             if cont:
                 out.append(_rule(len(part)))
                 for cat in cont:
-                    out.append(_row(cat, [_pct((((r or {}).get("metrics") or {}).get("categories_pct") or {}).get(cat, 0))
-                                          if r else "-" for _, r in part]))
+                    out.append(_row(cat, [_pct(_categories(r).get(cat, 0)) if r else "-" for _, r in part]))
             out.append(_rule(len(part)))
             out.append("")
     return out
 
 
-def _died_cells(doc: dict[str, Any]) -> dict[str, str]:
+def _categories(r: CheckResult | None) -> dict[str, Any]:
+    return (r.metrics.get("categories_pct") if r else None) or {}
+
+
+def _died_cells(doc: Results) -> dict[str, str]:
     """"page-fs" -> the side ("base", "series", "both") whose kernel died booting."""
-    sides = doc.get("sides") or {}
-    names = {(sides.get(s) or {}).get("kernel"): s for s in ("base", "series")}
+    names = {doc.sides.base.kernel: "base", doc.sides.series.kernel: "series"} if doc.sides else {}
     out: dict[str, str] = {}
-    for cell in doc["cells"]:
-        if any(c.get("boot_failed") for c in cell["checks"]) and cell["kernel"] in names:
-            key = f"{cell['page_size']}-{cell['fs']}"
-            side = names[cell["kernel"]]
+    for cell in doc.cells:
+        if any(c.boot_failed for c in cell.checks) and cell.kernel in names:
+            key = f"{cell.page_size}-{cell.fs}"
+            side = names[cell.kernel]
             out[key] = "both" if key in out and out[key] != side else side
     return out
 
 
-def _group_died(rows: list[dict[str, Any]], died: dict[str, str]) -> dict[str, list[dict[str, Any]]]:
-    out: dict[str, list[dict[str, Any]]] = {}
+def _group_died(rows: list[Verdict], died: dict[str, str]) -> dict[str, list[Verdict]]:
+    out: dict[str, list[Verdict]] = {}
     for r in rows:
-        key = f"{r['page_size']}-{r['fs']}"
-        if key in died and not r.get("subtest_of"):
-            out.setdefault(key, []).append(r)
+        if r.cell in died and not r.subtest_of:
+            out.setdefault(r.cell, []).append(r)
     return out
 
 
-def render(doc: dict[str, Any]) -> str:
+def render(doc: Results | dict[str, Any]) -> str:
     """report.txt: the run's verdicts and what moved, in plain text for a reply to the list."""
+    doc = typed(doc)
     # a selftest with nothing to say (skipped or failing the known way on both
     # sides) is counted in its check's row, not listed
-    notable = [r for r in doc.get("verdicts") or []
-               if (r["verdict"] != "pass" or r.get("changed")) and not compare.quiet_subtest(r)]
+    notable = [r for r in doc.verdicts if (r.verdict != "pass" or r.changed) and not r.quiet]
     lines = _head(doc)
     died_lines, notable = _died(doc, notable)
     lines += died_lines + _notable(doc, notable)
-    changed_checks = {r["check"] for r in notable}
+    changed_checks = {r.check for r in notable}
     for name in check_names(doc):
         if name in ALWAYS or name in changed_checks:
             lines += folio_tables(doc, name)
     lines += _console_reports(doc) + _checkpatch(doc)
     lines.append("Reproduce:")
-    for cmd in doc.get("shard_commands") or [doc["command"]]:
+    for cmd in doc.shard_commands or [doc.command]:
         lines += _wrap(shlex.join(cmd), "      ", "  $ ")
     return "\n".join(lines).rstrip() + "\n"
 
 
-def _head(doc: dict[str, Any]) -> list[str]:
+def _head(doc: Results) -> list[str]:
     """Which kernels, and the count of each verdict (of each outcome, one-sided)."""
-    sides = doc.get("sides")
+    sides = doc.sides
     lines: list[str] = []
     if sides:
-        lines += _wrap(f"foliofarm: {sides['base']['kernel']} vs {sides['series']['kernel']} "
-                       f"(run {doc['run_id']})")
-        lines += _wrap(sides["base"]["origin"], "         ", "Base:    ")
-        lines += _wrap(sides["series"]["origin"], "         ", "Against: ")
-        verdicts = [r["verdict"] for r in doc.get("verdicts") or [] if not r.get("subtest_of")]
+        lines += _wrap(f"foliofarm: {sides.base.kernel} vs {sides.series.kernel} (run {doc.run_id})")
+        lines += _wrap(sides.base.origin, "         ", "Base:    ")
+        lines += _wrap(sides.series.origin, "         ", "Against: ")
+        verdicts = [r.verdict for r in doc.verdicts if not r.subtest_of]
         counts = ", ".join(f"{verdicts.count(v)} {v}" for v in dict.fromkeys(verdicts))
-        lines += _wrap(f"Verdicts: {counts or 'none'}"
-                       + ("" if doc.get("complete") else " (INCOMPLETE run)"))
+        lines += _wrap(f"Verdicts: {counts or 'none'}" + ("" if doc.complete else " (INCOMPLETE run)"))
     else:
-        lines += _wrap(f"foliofarm run {doc['run_id']}"
-                       + ("" if doc.get("complete") else " (INCOMPLETE)"))
-        outcomes = [c["outcome"] for cell in doc["cells"] for c in cell["checks"]]
+        lines += _wrap(f"foliofarm run {doc.run_id}" + ("" if doc.complete else " (INCOMPLETE)"))
+        outcomes = [c.outcome for cell in doc.cells for c in cell.checks]
         lines += _wrap("Outcomes: " + ", ".join(f"{outcomes.count(o)} {o}" for o in dict.fromkeys(outcomes)))
     lines.append("")
     return lines
 
 
-def _died(doc: dict[str, Any], notable: list[dict[str, Any]]) -> tuple[list[str], list[dict[str, Any]]]:
+def _died(doc: Results, notable: list[Verdict]) -> tuple[list[str], list[Verdict]]:
     """A cell whose kernel died booting on one side: one line for all its
     checks; the rows left to list one by one."""
     lines: list[str] = []
     died = _died_cells(doc)
     for cell, rows in _group_died(notable, died).items():
         notable = [r for r in notable if r not in rows]
-        lines += _wrap(f"{cell}: every check {rows[0]['verdict']} ({len(rows)} checks): the "
+        lines += _wrap(f"{cell}: every check {rows[0].verdict} ({len(rows)} checks): the "
                        f"{died[cell]} kernel died while booting", "    ", "  ")
-        lines += _wrap((rows[0].get("series_reason") if died[cell] == "series"
-                        else rows[0].get("base_reason") or "")[:600], "      ", "    ")
+        lines += _wrap((rows[0].series_reason if died[cell] == "series"
+                        else rows[0].base_reason or "")[:600], "      ", "    ")
     if died:
         lines.append("")
     return lines, notable
 
 
-def _notable(doc: dict[str, Any], notable: list[dict[str, Any]]) -> list[str]:
+def _notable(doc: Results, notable: list[Verdict]) -> list[str]:
     """Each row that did not plainly pass, with the figures that moved."""
     lines: list[str] = []
     if notable:
         lines.append("What changed, or did not pass (! a figure moved the wrong way):")
         for r in notable:
-            lines += _wrap(f"{r['page_size']}-{r['fs']} {r['check']}: {r['verdict']} "
-                           f"({r.get('base') or '-'} -> {r.get('series') or '-'})", "    ", "  ")
-            for f in (r.get("changed") or [])[:8]:
-                delta = f.get("delta")
-                lines += _wrap(f"{'!' if f.get('regression') else ''}{f['metric']} {_v(f['base'])} -> "
-                               f"{_v(f['series'])}" + (f" ({'+' if delta > 0 else ''}{delta})"
-                                                   if isinstance(delta, (int, float)) and delta else ""),
+            lines += _wrap(f"{r.cell} {r.check}: {r.verdict} "
+                           f"({r.base or '-'} -> {r.series or '-'})", "    ", "  ")
+            for f in r.changed[:8]:
+                delta = f.delta
+                lines += _wrap(f"{'!' if f.regression else ''}{f.metric} {_v(f.base)} -> "
+                               f"{_v(f.series)}" + (f" ({'+' if delta > 0 else ''}{delta})"
+                                                    if isinstance(delta, (int, float)) and delta else ""),
                                "      ", "    ")
-            if r["verdict"] in ("regression", "build-broken", "error") and r.get("series_reason"):
-                lines += _wrap(r["series_reason"][:600], "      ", "    ")
+            if r.verdict in ("regression", "build-broken", "error") and r.series_reason:
+                lines += _wrap(r.series_reason[:600], "      ", "    ")
         lines.append("")
-    elif doc.get("sides"):
+    elif doc.sides:
         lines += _wrap("Every check passed on both sides with the same figures.")
         lines.append("")
     return lines
 
 
-def _console_reports(doc: dict[str, Any]) -> list[str]:
-    reports = [f"{cell['id']}: {c['reason']}" for cell in doc["cells"] for c in cell["checks"]
-               if c["name"] == "console" and c["outcome"] == "fail"]
+def _console_reports(doc: Results) -> list[str]:
+    reports = [f"{cell.id}: {c.reason}" for cell in doc.cells for c in cell.checks
+               if c.name == "console" and c.outcome == "fail"]
     if not reports:
         return []
     lines = ["Kernel reports on the console:"]
@@ -199,14 +196,15 @@ def _console_reports(doc: dict[str, Any]) -> list[str]:
     return lines + [""]
 
 
-def _checkpatch(doc: dict[str, Any]) -> list[str]:
+def _checkpatch(doc: Results) -> list[str]:
     lines: list[str] = []
-    for p in doc.get("checkpatch") or []:
-        if p.get("errors") or p.get("warnings") or p.get("checks"):
-            lines += _wrap(f"checkpatch {p['number']}/{len(doc['checkpatch'])} {p['subject']!r}: "
-                           f"{p['errors']} errors, {p['warnings']} warnings, {p['checks']} checks")
-            for f in p.get("findings") or []:
-                lines += _wrap(f"{f['level']}:{f['type']}: {f['message']} (line {f['line']})", "      ", "    ")
-    if any((p.get("errors") or p.get("warnings")) for p in doc.get("checkpatch") or []):
+    cp = doc.checkpatch or []
+    for p in cp:
+        if p.errors or p.warnings or p.checks:
+            lines += _wrap(f"checkpatch {p.number}/{len(cp)} {p.subject!r}: "
+                           f"{p.errors} errors, {p.warnings} warnings, {p.checks} checks")
+            for f in p.findings:
+                lines += _wrap(f"{f.level}:{f.type}: {f.message} (line {f.line})", "      ", "    ")
+    if any(p.errors or p.warnings for p in cp):
         lines.append("")
     return lines
