@@ -11,7 +11,6 @@ per-commit records."""
 
 from __future__ import annotations
 
-import enum
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Generator
@@ -22,12 +21,7 @@ from foliofarm.intake import apply, checkpatch, series, source
 from foliofarm.judge.checks import Check
 from foliofarm.kernel.build import Builder, extra_fragment
 from foliofarm.report.results import ResultsWriter
-
-
-class Role(enum.StrEnum):
-    """Which side of a comparison a kernel is (a plain run has none: None)."""
-    BASE = "base"
-    SERIES = "series"
+from foliofarm.schema import Role
 
 
 @dataclass

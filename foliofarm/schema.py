@@ -8,6 +8,7 @@ shape as version 1 and are read as such."""
 
 from __future__ import annotations
 
+import enum
 import json
 from pathlib import Path
 from typing import Any, Literal, Optional, Union
@@ -26,6 +27,12 @@ Number = Union[int, float]
 # has a typed field of its own (a cross-check's rows, a selftests run's tests).
 Figure = Union[None, bool, int, float, str, dict[str, Number], list[Optional[Number]]]
 OUTCOMES = ("pass", "fail", "xfail", "xpass", "skip", "error")
+
+
+class Role(enum.StrEnum):
+    """Which side of a comparison a kernel is (a plain run has none: None)."""
+    BASE = "base"
+    SERIES = "series"
 
 
 class _Part(BaseModel):

@@ -17,7 +17,8 @@ from foliofarm import matrix, plan
 from foliofarm.errors import UsageError
 from foliofarm.intake.source import GIT_IDENTITY, KernelSource
 from foliofarm.judge import checks
-from foliofarm.plan import Build, Role
+from foliofarm.plan import Build
+from foliofarm.schema import Role
 from foliofarm.report.results import ResultsWriter
 
 PAGES = [matrix.page_sizes()["4k"], matrix.page_sizes()["16k"]]

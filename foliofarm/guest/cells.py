@@ -15,6 +15,7 @@ from foliofarm.guest.qemu import SELFTESTS, SWAP, THPMAPS, Machine
 from foliofarm.judge.checks import Check
 from foliofarm.kernel.build import Artifacts
 from foliofarm.matrix import Cell
+from foliofarm.schema import Role
 from foliofarm.report.results import ResultsWriter
 from foliofarm.util import sha256_text
 
@@ -76,7 +77,7 @@ class Kernel:
     cells: list[Cell]
     disks: dict[str, Path]
     kernel_xy: str           # "X.Y", for expectations
-    side: str | None         # "base", "series" or None (a plain run)
+    side: Role | None        # None: a plain run
     swap: Path | None = None             # the empty image behind each guest's swap disk
     selftests: Path | None = None        # the selftests disk of this tree
     mm_scratch: dict[str, Path] = field(default_factory=dict)   # fs -> the selftests' empty fs

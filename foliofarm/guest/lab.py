@@ -20,7 +20,8 @@ from foliofarm.intake import source
 from foliofarm.judge.checks import Outcome
 from foliofarm.kernel.build import Artifacts, Builder, extra_fragment
 from foliofarm.matrix import Cell
-from foliofarm.plan import Build, Role, RunOptions, Step
+from foliofarm.plan import Build, RunOptions, Step
+from foliofarm.schema import Role
 from foliofarm.report.results import ResultsWriter
 from foliofarm.util import settle
 

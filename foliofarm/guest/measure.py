@@ -23,6 +23,7 @@ from foliofarm.guest.session import BootPlan, check_timeout, run_boots
 from foliofarm.judge.checks import Check, Kind, Outcome, judge_measurement
 from foliofarm.judge.noise import fold, moved_pairs, noise_of, sample_figures, settle_moves
 from foliofarm.matrix import Cell
+from foliofarm.schema import Role
 from foliofarm.util import tmp_dir, write_json
 
 def parse_tests(ctx: Context, m: dict[str, Any]) -> dict[str, Any] | None:
@@ -64,10 +65,10 @@ def judge(ctx: Context, k: Kernel, cell: Cell, chk: Check, m: dict[str, Any]) ->
 def base_timeouts(ctx: Context, k: Kernel) -> dict[tuple[str, str], float]:
     """Per (fs, check): a deadline from the base run's time for the same cell,
     where this is the series side and the base measured it."""
-    if k.side != "series":
+    if k.side != Role.SERIES:
         return {}
     sides = ctx.writer.doc.get("sides") or {}
-    base = (sides.get("base") or {}).get("kernel")
+    base = (sides.get(Role.BASE) or {}).get("kernel")
     out = {}
     with ctx.writer.lock:
         for cell in ctx.writer.doc["cells"]:
@@ -219,7 +220,7 @@ def measure_kernel(ctx: Context, k: Kernel, reuse_base: bool, want_noise: bool) 
     else:
         earlier = load_saved(ctx, path, k, quiet=True)   # --fresh: what it replaces
         measured, clean = boot_and_measure(ctx, k)
-        if k.side == "series":
+        if k.side == Role.SERIES:
             confirm_moves(ctx, k)
         saved = new_saved(w.run_id, str(w.dir / "boots"), measured, earlier)
         if clean:

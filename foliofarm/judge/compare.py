@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from foliofarm import schema
+from foliofarm.schema import Role
 from foliofarm.judge import figures as figs
 
 GOOD = {"pass", "xpass"}
@@ -78,9 +79,9 @@ def broken_pages(doc: dict[str, Any], side: str) -> set[str]:
 def verdicts(doc: dict[str, Any]) -> list[dict[str, Any]]:
     """One row per (page size, filesystem, check) of a two-sided results document."""
     sides = doc.get("sides") or {}
-    if "base" not in sides or "series" not in sides:
+    if Role.BASE not in sides or Role.SERIES not in sides:
         return []
-    base_k, new_k = sides["base"]["kernel"], sides["series"]["kernel"]
+    base_k, new_k = sides[Role.BASE]["kernel"], sides[Role.SERIES]["kernel"]
     cells: dict[tuple[str, str, str, str], dict[str, Any]] = {}
     order: list[tuple[str, str]] = []
     died: set[tuple[str, str, str]] = set()      # (kernel, page, fs) whose boot died
@@ -95,7 +96,7 @@ def verdicts(doc: dict[str, Any]) -> list[dict[str, Any]]:
                 died.add((cell["kernel"], *key))
             if c["name"] not in names:
                 names.append(c["name"])
-    broken = broken_pages(doc, "series")
+    broken = broken_pages(doc, Role.SERIES)
     noise = doc.get("noise") or {}
     rows = []
     for page, fs in order:

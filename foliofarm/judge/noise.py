@@ -8,6 +8,7 @@ from typing import Any
 from foliofarm.judge import compare, figures
 from foliofarm.judge.checks import Check, judge_measurement
 from foliofarm.matrix import Cell
+from foliofarm.schema import Role
 
 def sample_figures(cells: list[Cell], checks: list[Check], kernel_xy: str, measured: dict[str, Any]
                    ) -> dict[str, dict[str, dict[str, float | int | None]]]:
@@ -65,7 +66,7 @@ def moved_pairs(doc: dict[str, Any], cells: list[Cell], checks: list[Check]
                 ) -> list[tuple[Cell, Check, list[dict[str, Any]]]]:
     """(cell, check, moved figures) of the series side ``cells`` that passed on
     both sides with figures that moved beyond the base's noise."""
-    base_label = ((doc.get("sides") or {}).get("base") or {}).get("kernel")
+    base_label = ((doc.get("sides") or {}).get(Role.BASE) or {}).get("kernel")
     if not base_label or not cells:
         return []
     by = {(c["kernel"], c["fs"], ch["name"]): ch for c in doc["cells"]

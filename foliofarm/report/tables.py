@@ -10,7 +10,7 @@ from typing import Any
 
 from foliofarm import matrix
 from foliofarm.judge.compare import FIGURES
-from foliofarm.schema import CheckResult, Results, typed
+from foliofarm.schema import CheckResult, Results, Role, typed
 
 Block = tuple  # ("p", text) | ("table", header, rows) | ("pre", text) | ("img", name, png, alt)
 
@@ -60,7 +60,7 @@ def columns(doc: Results) -> list[tuple[str, str, str, str]]:
         kernels = {c.kernel for c in doc.cells}
         return [(p, f, "", k) for p, f in seen for k in sorted(kernels)
                 if any(c.page_size == p and c.fs == f and c.kernel == k for c in doc.cells)]
-    return [(p, f, side, getattr(doc.sides, side).kernel) for p, f in seen for side in ("base", "series")]
+    return [(p, f, side, getattr(doc.sides, side).kernel) for p, f in seen for side in Role]
 
 
 def by_cell(doc: Results) -> dict[tuple[str, str, str], dict[str, CheckResult]]:

@@ -11,13 +11,13 @@ import textwrap
 from typing import Any
 
 from foliofarm.report.tables import by_cell, check_names, columns, page_rank
-from foliofarm.schema import CheckResult, Results, Verdict, typed
+from foliofarm.schema import CheckResult, Results, Role, Verdict, typed
 
 WIDTH = 72
 LABEL = 20          # the category column's text
 CELL = 5            # each figure column's text ("100%")
 # Column heads of a series run's sides (five characters fit a column).
-SIDE = {"base": "base", "series": "after"}
+SIDE = {Role.BASE: "base", Role.SERIES: "after"}
 # Checks whose folio-size table is always shown; others only when they changed.
 ALWAYS = ("exec-text",)
 
@@ -89,7 +89,7 @@ def _categories(r: CheckResult | None) -> dict[str, Any]:
 
 def _died_cells(doc: Results) -> dict[str, str]:
     """"page-fs" -> the side ("base", "series", "both") whose kernel died booting."""
-    names = {doc.sides.base.kernel: "base", doc.sides.series.kernel: "series"} if doc.sides else {}
+    names = {doc.sides.base.kernel: Role.BASE, doc.sides.series.kernel: Role.SERIES} if doc.sides else {}
     out: dict[str, str] = {}
     for cell in doc.cells:
         if any(c.boot_failed for c in cell.checks) and cell.kernel in names:
@@ -155,7 +155,7 @@ def _died(doc: Results, notable: list[Verdict]) -> tuple[list[str], list[Verdict
         notable = [r for r in notable if r not in rows]
         lines += _wrap(f"{cell}: every check {rows[0].verdict} ({len(rows)} checks): the "
                        f"{died[cell]} kernel died while booting", "    ", "  ")
-        lines += _wrap((rows[0].series_reason if died[cell] == "series"
+        lines += _wrap((rows[0].series_reason if died[cell] == Role.SERIES
                         else rows[0].base_reason or "")[:600], "      ", "    ")
     if died:
         lines.append("")
