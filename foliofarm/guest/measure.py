@@ -232,6 +232,7 @@ def measure_kernel(ctx: Context, k: Kernel, reuse_base: bool, want_noise: bool) 
             ctx.log(f"{k.cells[0].page.name}: measuring the base again for the noise of each figure",
                     None)
             saved["repeat"], clean = boot_and_measure(ctx, k, label="-repeat")
+            saved["repeat_run_id"] = w.run_id
             if clean:
                 saved["ranges"] = fold(saved.get("ranges") or {}, sample_figures(k.cells, ctx.checks, k.kernel_xy, saved["repeat"]))
         saved["ranges"] = ranges = ranges_of(ctx, k, saved)
