@@ -127,6 +127,15 @@ def cell(kernel, subtests, outcome="fail"):
                         "subtests": subtests}]}
 
 
+def two_sided(*cells, **more):
+    """A series run's document around ``cells`` (7.3 against 7.3+s)."""
+    return {"run_id": "r", "command": ["foliofarm", "run"], "complete": True,
+            "started": "2026-11-26T00:00:00Z",
+            "sides": {"base": {"kernel": "7.3", "origin": "7.3"},
+                      "series": {"kernel": "7.3+s", "origin": "7.3 + s"}},
+            "cells": list(cells), **more}
+
+
 def test_verdict_per_test_base_against_series():
     """A test that newly fails, or fails in more of its own results, is a
     regression (and so is the check); one that passes again is fixed; a
@@ -145,8 +154,7 @@ def test_verdict_per_test_base_against_series():
               {"name": "merge", "outcome": "pass", "inner": {"pass": 6, "fail": 0, "skip": 0}},
               {"name": "khugepaged", "outcome": "pass", "inner": {"pass": 6, "fail": 0, "skip": 1}},
               {"name": "gup_test", "outcome": "pass", "inner": {"pass": 8, "fail": 0, "skip": 0}}]
-    doc = {"sides": {"base": {"kernel": "7.3"}, "series": {"kernel": "7.3+s"}},
-           "cells": [cell("7.3", base), cell("7.3+s", series)]}
+    doc = two_sided(cell("7.3", base), cell("7.3+s", series))
     rows = {r["check"]: r for r in compare.verdicts(doc)}
     assert rows["mm-selftests: cow"]["verdict"] == "regression"
     assert "newly failing: b" in rows["mm-selftests: cow"]["series_reason"]
@@ -166,9 +174,8 @@ def test_a_count_that_moved_between_clean_boots_is_noise():
     measured for it: within it, no news."""
     base = [{"name": "gup_test", "outcome": "pass", "inner": {"pass": 7, "fail": 0, "skip": 0}}]
     series = [{"name": "gup_test", "outcome": "pass", "inner": {"pass": 8, "fail": 0, "skip": 0}}]
-    doc = {"sides": {"base": {"kernel": "7.3"}, "series": {"kernel": "7.3+s"}},
-           "cells": [cell("7.3", base, "pass"), cell("7.3+s", series, "pass")],
-           "noise": {"16k-xfs": {"mm-selftests": {"results:gup_test": 1.0}}}}
+    doc = two_sided(cell("7.3", base, "pass"), cell("7.3+s", series, "pass"),
+                    noise={"16k-xfs": {"mm-selftests": {"results:gup_test": 1.0}}})
     rows = {r["check"]: r for r in compare.verdicts(doc)}
     assert rows["mm-selftests: gup_test"]["verdict"] == "pass"
     assert rows["mm-selftests"]["verdict"] == "pass"
@@ -188,8 +195,7 @@ def test_a_known_failure_that_bails_out_elsewhere_is_no_news():
     flaky_passed = [{"name": "khugepaged", "outcome": "pass", "inner": {"pass": 26, "fail": 0, "skip": 0}}]
 
     def judged(base, series):
-        doc = {"sides": {"base": {"kernel": "7.3"}, "series": {"kernel": "7.3+s"}},
-               "cells": [cell("7.3", base, "pass"), cell("7.3+s", series, "pass")]}
+        doc = two_sided(cell("7.3", base, "pass"), cell("7.3+s", series, "pass"))
         return {r["check"]: r for r in compare.verdicts(doc)}
 
     rows = judged(t(71, 83), t(70, 80)[:1] + flaky_passed)
@@ -272,8 +278,7 @@ def test_a_known_flaky_failure_is_no_news_either_way():
     assert a[0] == b[0] == "pass" and a[2]["pass"] == b[2]["pass"] == 1
     assert a[3][0]["flaky"] and a[3][0]["outcome"] == "xfail"
     assert c[0] == "fail"       # bailing out earlier is not the known way
-    doc = {"sides": {"base": {"kernel": "7.3"}, "series": {"kernel": "7.3+s"}},
-           "cells": [cell("7.3", b[3], "pass"), cell("7.3+s", a[3], "pass")]}
+    doc = two_sided(cell("7.3", b[3], "pass"), cell("7.3+s", a[3], "pass"))
     rows = {r["check"]: r["verdict"] for r in compare.verdicts(doc)}
     assert rows["mm-selftests: khugepaged"] == "pass"
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from foliofarm import schema
-from foliofarm.schema import Role
+from foliofarm.schema import CheckResult, Role, Subtest
 from foliofarm.judge import figures as figs
 
 GOOD = {"pass", "xpass"}
@@ -59,9 +59,9 @@ def _delta(a: Any, b: Any) -> Any:
     return None
 
 
-def figures(check: str, base: dict[str, Any] | None, new: dict[str, Any] | None) -> list[dict[str, Any]]:
-    bm = (base or {}).get("metrics", {})
-    nm = (new or {}).get("metrics", {})
+def figures(check: str, base: CheckResult | None, new: CheckResult | None) -> list[dict[str, Any]]:
+    bm = base.metrics if base else {}
+    nm = new.metrics if new else {}
     out = []
     for key in FIGURES.get(check, ()):
         if key in bm or key in nm:
@@ -70,34 +70,33 @@ def figures(check: str, base: dict[str, Any] | None, new: dict[str, Any] | None)
     return out
 
 
-def broken_pages(doc: dict[str, Any], side: str) -> set[str]:
+def broken_pages(doc: schema.Results, side: Role) -> set[str]:
     """Page sizes whose kernel on ``side`` did not build."""
-    return {k["page_size"] for k in doc.get("kernels", [])
-            if k.get("side") == side and k.get("build_failed")}
+    return {k.page_size for k in doc.kernels if k.side == side and k.build_failed}
 
 
-def verdicts(doc: dict[str, Any]) -> list[dict[str, Any]]:
+def verdicts(doc: schema.Results | dict[str, Any]) -> list[dict[str, Any]]:
     """One row per (page size, filesystem, check) of a two-sided results document."""
-    sides = doc.get("sides") or {}
-    if Role.BASE not in sides or Role.SERIES not in sides:
+    doc = schema.typed(doc)
+    if doc.sides is None:
         return []
-    base_k, new_k = sides[Role.BASE]["kernel"], sides[Role.SERIES]["kernel"]
-    cells: dict[tuple[str, str, str, str], dict[str, Any]] = {}
+    base_k, new_k = doc.sides.base.kernel, doc.sides.series.kernel
+    cells: dict[tuple[str, str, str, str], CheckResult] = {}
     order: list[tuple[str, str]] = []
     died: set[tuple[str, str, str]] = set()      # (kernel, page, fs) whose boot died
     names: list[str] = []
-    for cell in doc["cells"]:
-        key = (cell["page_size"], cell["fs"])
+    for cell in doc.cells:
+        key = (cell.page_size, cell.fs)
         if key not in order:
             order.append(key)
-        for c in cell["checks"]:
-            cells[(cell["kernel"], *key, c["name"])] = c
-            if c.get("boot_failed"):
-                died.add((cell["kernel"], *key))
-            if c["name"] not in names:
-                names.append(c["name"])
+        for c in cell.checks:
+            cells[(cell.kernel, *key, c.name)] = c
+            if c.boot_failed:
+                died.add((cell.kernel, *key))
+            if c.name not in names:
+                names.append(c.name)
     broken = broken_pages(doc, Role.SERIES)
-    noise = doc.get("noise") or {}
+    noise = doc.noise
     rows = []
     for page, fs in order:
         for name in names:
@@ -110,16 +109,16 @@ def verdicts(doc: dict[str, Any]) -> list[dict[str, Any]]:
                              # moved is news, not a regression: the newer kernel is
                              # meant to behave differently. Against its own base, a
                              # series that moves a figure the wrong way regressed.
-                             judge_direction="series" in doc)
+                             judge_direction=doc.series is not None)
             rows += [row, *subs]
     return rows
 
 
-def _row(page: str, fs: str, name: str, b: dict[str, Any] | None, n: dict[str, Any] | None,
+def _row(page: str, fs: str, name: str, b: CheckResult | None, n: CheckResult | None,
          broken: bool, both_died: bool, noise: dict[str, float] | None, judge_direction: bool
          ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """One check's verdict on one cell, and its tests' rows."""
-    v = "build-broken" if broken else verdict(b and b["outcome"], n and n["outcome"])
+    v = "build-broken" if broken else verdict(b.outcome if b else None, n.outcome if n else None)
     if both_died and v != "build-broken":
         # neither kernel booted: nothing to judge the series by, and
         # nothing the series can be blamed for
@@ -127,9 +126,9 @@ def _row(page: str, fs: str, name: str, b: dict[str, Any] | None, n: dict[str, A
     moved: list[dict[str, Any]] = []
     # a side whose kernel died booting measured nothing: its check's
     # reason says so, no figure or test of it is compared
-    died_here = bool((b or {}).get("boot_failed") or (n or {}).get("boot_failed"))
+    died_here = bool((b and b.boot_failed) or (n and n.boot_failed))
     if b and n and v in ("pass", "fail", "xfail", "fixed", "regression") and not died_here:
-        moved = figs.compare(name, b["metrics"], n["metrics"], noise)
+        moved = figs.compare(name, b.metrics, n.metrics, noise)
     if not judge_direction:
         for f in moved:
             f["regression"] = False
@@ -146,18 +145,18 @@ def _row(page: str, fs: str, name: str, b: dict[str, Any] | None, n: dict[str, A
     elif v == "pass" and any(r["verdict"] == "changed" for r in subs):
         v = "changed"         # a test reported a different number of results
     row = {"page_size": page, "fs": fs, "check": name, "verdict": v,
-           "base": b and b["outcome"], "series": n and n["outcome"],
-           "base_reason": (b or {}).get("reason", ""),
+           "base": b.outcome if b else None, "series": n.outcome if n else None,
+           "base_reason": b.reason if b else "",
            "series_reason": ("both kernels died while booting; " if both_died else "")
-           + (n or {}).get("reason", ""),
+           + (n.reason if n else ""),
            "figures": figures(name, b, n), "changed": moved}
     return row, subs
 
 
-def results_of(t: dict[str, Any] | None) -> int | None:
+def results_of(t: Subtest | dict[str, Any] | None) -> int | None:
     """How many of its own results a test reported (its plan, where a bail-out
     or a crash left some without a line): the stable part of its count."""
-    inner = (t or {}).get("inner")
+    inner = t.inner if isinstance(t, Subtest) else (t or {}).get("inner")
     return sum(inner.values()) if inner else None
 
 
@@ -172,8 +171,8 @@ def _missing(name: str) -> bool:
     return name.startswith("(no result #")
 
 
-def subtest_rows(page: str, fs: str, check: str, b: dict[str, Any] | None,
-                 n: dict[str, Any] | None, noise_of: dict[str, float] | None = None
+def subtest_rows(page: str, fs: str, check: str, b: CheckResult | None,
+                 n: CheckResult | None, noise_of: dict[str, float] | None = None
                  ) -> list[dict[str, Any]]:
     """Per test of a selftests run on both sides, judged by what is stable in it:
     - its outcome (pass, fail, the known failure, skip) base against series; a
@@ -190,19 +189,19 @@ def subtest_rows(page: str, fs: str, check: str, b: dict[str, Any] | None,
     passing and skipped results follows what the guest could allocate at that
     moment (a THP, a hugetlb page) and moves between clean boots of the same
     kernel (cow: 662 to 664 of 664 on 4K). Rows are named "check: test"."""
-    bs = {t["name"]: t for t in (b or {}).get("subtests", [])}
-    ns = {t["name"]: t for t in (n or {}).get("subtests", [])}
+    bs = {t.name: t for t in (b.subtests if b else [])}
+    ns = {t.name: t for t in (n.subtests if n else [])}
     return [_subtest_row(page, fs, check, name, bs.get(name), ns.get(name), noise_of or {})
             for name in [*bs, *(t for t in ns if t not in bs)]]
 
 
-def _subtest_row(page: str, fs: str, check: str, name: str, bt: dict[str, Any] | None,
-                 nt: dict[str, Any] | None, noise_of: dict[str, float]) -> dict[str, Any]:
+def _subtest_row(page: str, fs: str, check: str, name: str, bt: Subtest | None,
+                 nt: Subtest | None, noise_of: dict[str, float]) -> dict[str, Any]:
     v, new_failures = _subtest_verdict(bt, nt)
-    bi, ni = (bt or {}).get("inner", {}), (nt or {}).get("inner", {})
-    outcomes = {(bt or {}).get("outcome"), (nt or {}).get("outcome")}
+    bi, ni = bt.inner if bt else {}, nt.inner if nt else {}
+    outcomes = {bt.outcome if bt else None, nt.outcome if nt else None}
     known = bool(outcomes & {"xfail", "xpass"})
-    flaky = bool((bt or {}).get("flaky") or (nt or {}).get("flaky"))
+    flaky = bool((bt and bt.flaky) or (nt and nt.flaky))
     changed: list[dict[str, Any]] = []
     rb, rn = results_of(bt), results_of(nt)
     noise = noise_of.get(f"results:{name}", 0.0)
@@ -219,27 +218,28 @@ def _subtest_row(page: str, fs: str, check: str, name: str, bt: dict[str, Any] |
                     "delta": _delta(bi.get("pass"), ni.get("pass"))}]
     return {"page_size": page, "fs": fs, "check": f"{check}: {name}", "verdict": v,
             "subtest_of": check,
-            "base": bt and bt["outcome"], "series": nt and nt["outcome"],
-            "base_reason": (bt or {}).get("reason", ""),
-            "series_reason": ((nt or {}).get("reason", "")
+            "base": bt.outcome if bt else None, "series": nt.outcome if nt else None,
+            "base_reason": bt.reason if bt else "",
+            "series_reason": ((nt.reason if nt else "")
                               + (f"; newly failing: {', '.join(new_failures[:5])}"
                                  if new_failures else "")).lstrip("; "),
             "figures": figures, "changed": changed}
 
 
-def _subtest_verdict(bt: dict[str, Any] | None, nt: dict[str, Any] | None) -> tuple[str, list[str]]:
+def _subtest_verdict(bt: Subtest | None, nt: Subtest | None) -> tuple[str, list[str]]:
     """A test's verdict from its outcomes and its own failing results, and the
     results newly failing on the series side."""
     # a test one side never reached (its run ended early) is incomplete there
-    v = verdict(bt and bt["outcome"], nt and nt["outcome"])
-    outcomes = {(bt or {}).get("outcome"), (nt or {}).get("outcome")}
+    v = verdict(bt.outcome if bt else None, nt.outcome if nt else None)
+    outcomes = {bt.outcome if bt else None, nt.outcome if nt else None}
     known = bool(outcomes & {"xfail", "xpass"})
-    flaky = bool((bt or {}).get("flaky") or (nt or {}).get("flaky"))
-    base_failed = set((bt or {}).get("failed", []))
-    flaky_failed = set((nt or {}).get("flaky_failed", []))
-    new_failures = [f for f in (nt or {}).get("failed", [])
+    flaky = bool((bt and bt.flaky) or (nt and nt.flaky))
+    base_failed = set(bt.failed if bt else [])
+    flaky_failed = set(nt.flaky_failed if nt else [])
+    failed_now = nt.failed if nt else []
+    new_failures = [f for f in failed_now
                     if f not in base_failed and f not in flaky_failed and not (known and _missing(f))]
-    gone = sorted(base_failed - set((nt or {}).get("failed", [])))
+    gone = sorted(base_failed - set(failed_now))
     if flaky and outcomes <= {"pass", "xfail"}:
         v = "pass"        # a known flaky test, passing on one side and failing the known way on the other
     elif outcomes == {"xfail", "xpass"}:
