@@ -256,11 +256,6 @@ def _subtest_verdict(bt: Subtest | None, nt: Subtest | None) -> tuple[str, list[
     return v, new_failures
 
 
-def quiet_subtest(row: dict[str, Any]) -> bool:
-    """A selftest's row with nothing to say (schema.Verdict.quiet)."""
-    return schema.Verdict.model_validate(row).quiet
-
-
 def exit_code(doc: schema.Results | dict[str, Any], strict_style: bool = False) -> int:
     """1 for a regression, a build break (tip or any commit) or a new splat (a
     console regression), or under --strict-style a checkpatch error or warning;
