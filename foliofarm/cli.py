@@ -92,6 +92,8 @@ def parser() -> argparse.ArgumentParser:
     sub.add_parser("figures", help="the figures judged base against series, as a Markdown table")
     sub.add_parser("bisect", help="the first commit where a check regresses on a cell "
                                   "(foliofarm bisect --help)", add_help=False)
+    sub.add_parser("watch", help="follow a public-inbox archive, test each new mm series and "
+                                 "reply in its thread (foliofarm watch --help)", add_help=False)
     shell_parser(sub.add_parser("shell", help="boot one cell's guest with an interactive shell"), d)
     rep = sub.add_parser("report", help="render report.md and report.html again from a results folder")
     rep.add_argument("run_dir", type=Path, nargs="+",
@@ -218,6 +220,9 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == ["bisect"]:
         from foliofarm import bisect
         return bisect.main(argv[1:])
+    if argv[:1] == ["watch"]:
+        from foliofarm.watch import command
+        return command.main(argv[1:])
     ap = parser()
     try:
         args = ap.parse_args(argv)

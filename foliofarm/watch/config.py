@@ -1,0 +1,100 @@
+"""configs/watch.toml: what the watcher tests and how it replies, read and
+checked like the project's other data files."""
+
+from __future__ import annotations
+
+from fnmatch import fnmatchcase
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from foliofarm import datafiles
+from foliofarm.errors import ConfigError
+from foliofarm.paths import CONFIGS
+
+DEFAULT = CONFIGS / "watch.toml"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Interest(_Strict):
+    paths: list[str] = Field(default_factory=list)
+    lists: list[str] = Field(default_factory=list)
+
+    def touches(self, files: list[str]) -> list[str]:
+        """The files of ``files`` that make a series interesting."""
+        return [f for f in files if any(fnmatchcase(f, p) for p in self.paths)]
+
+    def addressed(self, recipients: list[str]) -> bool:
+        if not self.lists:
+            return True
+        want = {a.lower() for a in self.lists}
+        return any(r.lower() in want for r in recipients)
+
+
+class RunPart(_Strict):
+    kernel: str = "debian:7.3"
+    cells: list[str] = Field(default_factory=list)
+    checks: list[str] = Field(default_factory=list)
+    args: list[str] = Field(default_factory=list)
+
+    def argv(self) -> list[str]:
+        """The `foliofarm run` options of every series' run."""
+        out = ["--kernel", self.kernel]
+        if self.cells:
+            out += ["--cells", ",".join(self.cells)]
+        if self.checks:
+            out += ["--checks", ",".join(self.checks)]
+        return out + self.args
+
+
+class SeriesPart(_Strict):
+    settle_minutes: float = Field(default=5, ge=0)
+    incomplete_hours: float = Field(default=2, ge=0)
+    max_patches: int = Field(default=100, ge=1)
+    max_message_kb: int = Field(default=4096, ge=1)
+    backlog_days: float = Field(default=2, ge=0)
+    attempts: int = Field(default=3, ge=1)
+
+
+class ReplyPart(_Strict):
+    from_: str = Field(default="foliofarm <foliofarm@localhost>", alias="from")
+    domain: str = "foliofarm.localhost"
+    cc: Literal["all", "lists", "none"] = "all"
+    on_not_applied: bool = True
+    on_not_built: bool = True
+    per_hour: int = Field(default=20, ge=1)
+
+
+class SmtpPart(_Strict):
+    host: str = "localhost"
+    port: int = Field(default=587, ge=1, le=65535)
+    starttls: bool = True
+    interval_seconds: float = Field(default=10, ge=0)
+
+
+class WatchConfig(_Strict):
+    interest: Interest = Field(default_factory=Interest)
+    run: RunPart = Field(default_factory=RunPart)
+    series: SeriesPart = Field(default_factory=SeriesPart)
+    reply: ReplyPart = Field(default_factory=ReplyPart)
+    smtp: SmtpPart = Field(default_factory=SmtpPart)
+
+
+def load(path: Path | None = None) -> WatchConfig:
+    """The watcher's configuration: configs/watch.toml, with ``path`` over it
+    (a key it leaves out keeps the default); ConfigError names the file and
+    the field that is wrong."""
+    data = datafiles.load(DEFAULT, WatchConfig)
+    if path is not None:
+        mine = datafiles.load(path, WatchConfig)
+        for table, values in mine.items():
+            data[table] = {**data.get(table, {}), **values}
+        try:
+            return WatchConfig.model_validate(data)
+        except ValidationError as exc:
+            raise ConfigError(f"{path}: {datafiles.describe(exc)}") from None
+    return WatchConfig.model_validate(data)

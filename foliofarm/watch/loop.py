@@ -1,0 +1,265 @@
+"""The watcher: read what the archive gained, sort it into series, test what
+is due, reply, rewrite the status page; again after --poll seconds, or once
+with --once. The archive being unreachable is waited out with a growing pause;
+a watcher killed at any moment is resumed by starting it again (state.py)."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from foliofarm.errors import InfraError, UsageError
+from foliofarm.util import write_atomic
+from foliofarm.watch import reply, status, tester, threads
+from foliofarm.watch.archive import Archive, Unreachable
+from foliofarm.watch.config import WatchConfig
+from foliofarm.watch.state import Row, State
+
+WAITING = ("waiting", "incomplete", "queued")
+MAX_PAUSE = 3600
+
+
+@dataclass
+class WatchOptions:
+    where: str
+    cfg: WatchConfig
+    state_dir: Path
+    outbox: Path
+    once: bool = False
+    send: bool = False
+    poll: float = 300
+    log: object = field(default=sys.stderr)
+
+
+class Watcher:
+    def __init__(self, opts: WatchOptions) -> None:
+        self.o = opts
+        self.cfg = opts.cfg
+        opts.state_dir.mkdir(parents=True, exist_ok=True)
+        self._lock = open(opts.state_dir / "watch.lock", "w")
+        try:
+            fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise UsageError(f"another watcher is using {opts.state_dir}: stop it, or give this "
+                             "one its own --state") from None
+        self.state = State(opts.state_dir)
+        self.archive = Archive(opts.where, opts.state_dir / "mirror")
+        self.sender = reply.Sender(self.cfg) if opts.send else None
+
+    def say(self, text: str) -> None:
+        print(time.strftime("[%H:%M:%S] ") + text, file=self.o.log, flush=True)
+
+    # -- the loop
+
+    def run(self) -> int:
+        tester.check_options(self.cfg.run.argv())
+        self.recover()
+        pause = self.o.poll
+        while True:
+            try:
+                self.one_pass()
+                pause = self.o.poll
+            except Unreachable as exc:
+                if self.o.once:
+                    self.say(f"archive unreachable: {exc}")
+                    return 3
+                pause = min(max(pause, 30) * 2, MAX_PAUSE)
+                self.say(f"archive unreachable ({exc}); trying again in {pause:.0f}s")
+            if self.o.once:
+                return 0
+            time.sleep(pause)
+
+    def one_pass(self) -> None:
+        touched = self.read()
+        self.sort(touched, time.time())
+        self.write_status()
+        for row in self.state.rows("queued"):
+            self.test(row)
+            self.write_status()
+        for row in self.state.rows("tested"):
+            self.answer(row)
+        self.write_status()
+
+    def write_status(self) -> None:
+        status.write(self.state, self.o.state_dir, self.o.where)
+
+    # -- reading and sorting
+
+    def read(self) -> set[str]:
+        """New messages into the state; the series they touch."""
+        cursors = self.state.cursors()
+        touched: set[str] = set()
+        limit = self.cfg.series.max_message_kb * 1024
+        for epoch in self.archive.epochs(cursors, self.cfg.series.backlog_days):
+            for batch in self.archive.read(epoch, cursors.get(epoch.name)):
+                now = time.time()
+                rows = []
+                for blob, raw in batch.messages:
+                    m = threads.describe(raw, blob, now, limit)
+                    key = threads.key_of(m) if m.part else None
+                    rows.append((m, key, raw if key and m.kind != threads.TOO_LARGE else None))
+                    if key:
+                        touched.add(key)
+                new = self.state.ingest(epoch.name, batch.commit, rows, now)
+                self.say(f"epoch {epoch.name}: {new} new message(s), up to {batch.commit[:12]}")
+        return touched
+
+    def sort(self, touched: set[str], now: float) -> None:
+        """Each touched or waiting series to its state (state.py lists them)."""
+        keys = touched | {r.key for r in self.state.rows(*WAITING)}
+        for key in sorted(keys):
+            v = threads.group(self.state.messages(key)).get(key)
+            if v is None:
+                continue
+            row = self.state.get(key)
+            first, last = self.state.seen(key)
+            a = v.anchor
+            if row is None:
+                row = Row(key, a.msgid, a.root, a.title, a.subject, a.author, v.version, v.total,
+                          first, last, v.last_arrival, "waiting")
+            elif row.state not in WAITING:
+                continue
+            row.anchor, row.subject, row.author, row.last_seen = a.msgid, a.subject, a.author, last
+            new, why = assess(v, self.cfg, now, first, last)
+            if row.state != new or row.reason != why:
+                self.say(f"{a.subject!r}: {new}{' (' + why + ')' if why else ''}")
+            row.state, row.reason = new, why
+            self.state.put(row)
+        self.supersede()
+
+    def supersede(self) -> None:
+        """A series not yet tested gives way to a newer version of itself (same
+        thread, or same author and title)."""
+        rows = self.state.rows()
+        live = [r for r in rows if r.state not in ("ignored", "refused", "old")]
+        for r in rows:
+            if r.state not in WAITING:
+                continue
+            newer = [n for n in live if n.version > r.version and n.key != r.key
+                     and (n.root == r.root or (n.author == r.author and n.title == r.title))]
+            if newer:
+                self.state.move(r.key, "superseded", f"v{max(n.version for n in newer)} arrived")
+
+    # -- testing and answering
+
+    def test(self, row: Row) -> None:
+        attempt = row.attempts + 1
+        self.state.move(row.key, "testing", f"attempt {attempt}", attempts=attempt)
+        folder = self.o.state_dir / "runs" / row.key
+        patches = self.patch_folder(row, folder / "series")
+        self.say(f"testing {row.subject!r} (v{row.version}, attempt {attempt}) in {folder}")
+        out = tester.run(patches, folder, self.cfg.run.argv(), folder / f"attempt-{attempt}.log",
+                         lambda pid: self.state.move(row.key, "testing", None, pid=pid))
+        self.say(f"{row.subject!r}: {out.kind} (exit {out.rc}) {json.dumps(out.pages)}")
+        fields = dict(pid=None, outcome=out.kind, run_dir=str(out.run_dir) if out.run_dir else None,
+                      verdicts=json.dumps(out.pages) if out.pages else None)
+        if out.kind != tester.INFRA:
+            self.state.move(row.key, "tested", out.said.splitlines()[0] if out.said else "", **fields)
+        elif attempt < self.cfg.series.attempts:
+            self.state.move(row.key, "queued", f"attempt {attempt} failed: {_first(out.said)}", **fields)
+        else:
+            self.state.move(row.key, "failed", f"{attempt} attempts failed; last: {_first(out.said)}",
+                            **fields)
+
+    def patch_folder(self, row: Row, folder: Path) -> Path:
+        """The series as a folder of messages, cover first (intake reads it as a thread)."""
+        v = threads.group(self.state.messages(row.key))[row.key]
+        folder.mkdir(parents=True, exist_ok=True)
+        for old in folder.iterdir():
+            old.unlink()
+        for i, m in enumerate(v.messages):
+            write_atomic(folder / f"{i:04d}.eml", self.state.raw(m.msgid))
+        return folder
+
+    def answer(self, row: Row) -> None:
+        wanted = {tester.JUDGED: True, tester.NOT_APPLIED: self.cfg.reply.on_not_applied,
+                  tester.NOT_BUILT: self.cfg.reply.on_not_built}.get(row.outcome or "", False)
+        if not wanted:
+            self.state.move(row.key, "quiet", f"{row.outcome}: no reply configured")
+            return
+        if self.state.replies_since(time.time() - 3600) >= self.cfg.reply.per_hour:
+            self.state.move(row.key, "tested", f"reply held: {self.cfg.reply.per_hour} replies "
+                                               "in the last hour already")
+            return
+        msg = self.compose(row)
+        reply.to_outbox(self.o.outbox, msg)
+        rid = reply.reply_id(row.key, self.cfg)
+        if self.sender:
+            self.state.move(row.key, "sending", None, reply_id=rid)
+            try:
+                self.sender.send(msg)
+            except InfraError as exc:
+                self.state.move(row.key, "tested", f"not sent yet: {exc}")
+                self.say(str(exc))
+                return
+        self.state.move(row.key, "replied", row.reason, reply_id=rid, replied_at=time.time())
+        self.say(f"replied to {row.subject!r} as <{rid}>" + ("" if self.sender else f" (in {self.o.outbox})"))
+
+    def compose(self, row: Row):
+        v = threads.group(self.state.messages(row.key))[row.key]
+        argv = self.cfg.run.argv()
+        if row.outcome == tester.JUDGED:
+            txt = (Path(row.run_dir) / "report.txt").read_text(errors="replace")
+            body = reply.judged_body(txt, v.version, len(v.patches), v.anchor, argv)
+        else:
+            said = row.reason
+            if row.run_dir is None and (log := self.last_log(row)) is not None:
+                said = tester.said(log) or said
+            body = reply.refused_body(row.outcome or "", said, v.version, v.anchor, argv)
+        return reply.compose(v.anchor, row.key, body, self.cfg)
+
+    def last_log(self, row: Row) -> Path | None:
+        logs = sorted((self.o.state_dir / "runs" / row.key).glob("attempt-*.log"))
+        return logs[-1] if logs else None
+
+    def recover(self) -> None:
+        """After a stop mid-way: a test under way is abandoned (what the run
+        left is stopped) and queued again; a reply that was being sent is taken
+        as sent if the archive has it, else left alone (never sent twice)."""
+        for row in self.state.rows("testing"):
+            tester.stop_group(row.pid)
+            self.state.move(row.key, "queued", f"attempt {row.attempts} stopped with the watcher",
+                            pid=None)
+        for row in self.state.rows("sending"):
+            if row.reply_id and self.state.has_message(row.reply_id):
+                self.state.move(row.key, "replied", "its reply is in the archive",
+                                replied_at=time.time())
+            else:
+                self.state.move(row.key, "sending", "the watcher stopped while sending its reply: "
+                                "not sent again (it may have gone out)")
+
+
+def assess(v: threads.Version, cfg: WatchConfig, now: float, first: float, last: float
+           ) -> tuple[str, str]:
+    """The state a series version is in, and why."""
+    s = cfg.series
+    if v.total > s.max_patches:
+        return "refused", f"{v.total} patches, over the {s.max_patches} the watcher takes"
+    if v.trouble:
+        m = v.trouble[0]
+        return "refused", f"{m.n}/{m.total}: {m.why or m.kind}"
+    if v.last_arrival < now - s.backlog_days * 86400:
+        return "old", f"dated before the {s.backlog_days:g}-day backlog window"
+    if not v.complete:
+        if now - first > s.incomplete_hours * 3600:
+            missing = ", ".join(f"{n}/{v.total}" for n in v.missing[:10])
+            return "incomplete", f"{missing} missing after {s.incomplete_hours:g} h"
+        return "waiting", f"{len(v.patches)} of {v.total} patches so far"
+    recipients = [r for m in v.messages for r in m.recipients]
+    if not cfg.interest.addressed(recipients):
+        return "ignored", "not sent to " + ", ".join(cfg.interest.lists)
+    hits = cfg.interest.touches(v.files)
+    if not hits:
+        return "ignored", "touches no path of interest (" + ", ".join(v.files[:3]) + \
+            (", ..." if len(v.files) > 3 else "") + ")"
+    if now - last < s.settle_minutes * 60:
+        return "waiting", "settling"
+    return "queued", "touches " + ", ".join(hits[:3]) + (", ..." if len(hits) > 3 else "")
+
+
+def _first(text: str) -> str:
+    return text.strip().splitlines()[0][:200] if text.strip() else "no reason given"

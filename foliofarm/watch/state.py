@@ -1,0 +1,207 @@
+"""The watcher's queue and history, in one SQLite file (STATE/watch.sqlite).
+
+Every change is one transaction: messages read from an epoch land together
+with that epoch's new cursor, so a watcher killed at any moment reads each
+message exactly once; a series moves from state to state (below) in single
+updates, so a restart finds each where it was. What a state means:
+
+  waiting      patches still arriving, or settling after the last one
+  incomplete   patches missing long after the first (taken if they come)
+  ignored      touches no path of interest, or not sent to a followed list
+  old          from before the watcher's backlog window
+  refused      too many patches, or a message too large or unreadable
+  superseded   a newer version arrived before this one was tested
+  queued       to be tested
+  testing      a run is under way (its pid recorded)
+  tested       judged; its reply is due
+  sending      a reply was being sent when the watcher stopped (never resent)
+  replied      done: judged and answered
+  quiet        done: judged, no reply wanted (configuration)
+  failed       the farm could not test it, after the configured attempts
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Iterable
+
+from foliofarm.watch.threads import Message
+
+STATES = ("waiting", "incomplete", "ignored", "old", "refused", "superseded", "queued",
+          "testing", "tested", "sending", "replied", "quiet", "failed")
+# Left as they are by a new message of the same series: decided for good.
+FINAL = ("replied", "quiet", "failed", "refused", "superseded", "sending", "tested", "testing")
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS messages (
+    msgid TEXT PRIMARY KEY, series TEXT, seen REAL NOT NULL, body TEXT NOT NULL, raw BLOB);
+CREATE INDEX IF NOT EXISTS messages_series ON messages(series);
+CREATE TABLE IF NOT EXISTS cursors (epoch TEXT PRIMARY KEY, commit_id TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS series (
+    key TEXT PRIMARY KEY, anchor TEXT NOT NULL, root TEXT NOT NULL, title TEXT NOT NULL,
+    subject TEXT NOT NULL, author TEXT NOT NULL,
+    version INTEGER NOT NULL, total INTEGER NOT NULL, first_seen REAL NOT NULL,
+    last_seen REAL NOT NULL, date REAL NOT NULL, state TEXT NOT NULL, reason TEXT NOT NULL DEFAULT '',
+    attempts INTEGER NOT NULL DEFAULT 0, pid INTEGER, run_dir TEXT, outcome TEXT,
+    verdicts TEXT, reply_id TEXT, replied_at REAL, updated REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS events (
+    at REAL NOT NULL, series TEXT, what TEXT NOT NULL);
+"""
+
+
+@dataclass
+class Row:
+    """One series version as the state keeps it."""
+    key: str
+    anchor: str
+    root: str
+    title: str
+    subject: str
+    author: str
+    version: int
+    total: int
+    first_seen: float
+    last_seen: float
+    date: float
+    state: str
+    reason: str = ""
+    attempts: int = 0
+    pid: int | None = None
+    run_dir: str | None = None
+    outcome: str | None = None
+    verdicts: str | None = None       # JSON: page size -> [worst verdict, how many]
+    reply_id: str | None = None
+    replied_at: float | None = None
+    updated: float = 0.0
+
+    def page_verdicts(self) -> dict[str, list[Any]]:
+        return json.loads(self.verdicts) if self.verdicts else {}
+
+
+class State:
+    def __init__(self, folder: Path) -> None:
+        folder.mkdir(parents=True, exist_ok=True)
+        self.path = folder / "watch.sqlite"
+        self.db = sqlite3.connect(self.path, isolation_level=None, timeout=30)
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("PRAGMA synchronous=FULL")
+        self.db.executescript(SCHEMA)
+
+    def close(self) -> None:
+        self.db.close()
+
+    # -- messages and cursors
+
+    def cursor(self, epoch: str) -> str | None:
+        row = self.db.execute("SELECT commit_id FROM cursors WHERE epoch=?", (epoch,)).fetchone()
+        return row[0] if row else None
+
+    def cursors(self) -> dict[str, str]:
+        return dict(self.db.execute("SELECT epoch, commit_id FROM cursors"))
+
+    def ingest(self, epoch: str, commit: str,
+               messages: Iterable[tuple[Message, str | None, bytes | None]], now: float) -> int:
+        """Messages (each with the series it belongs to, or None, and its raw
+        bytes where a series may need them) read from
+        ``epoch`` up to ``commit``, and the cursor moved there: all or none.
+        A Message-ID seen before keeps its first message. Returns how many
+        were new."""
+        new = 0
+        with self._txn():
+            for m, series, raw in messages:
+                cur = self.db.execute(
+                    "INSERT OR IGNORE INTO messages(msgid, series, seen, body, raw) VALUES (?,?,?,?,?)",
+                    (m.msgid, series, now, json.dumps(asdict(m)), raw))
+                new += cur.rowcount
+            self.db.execute("INSERT OR REPLACE INTO cursors(epoch, commit_id) VALUES (?,?)",
+                            (epoch, commit))
+        return new
+
+    def messages(self, series: str) -> list[Message]:
+        rows = self.db.execute("SELECT body FROM messages WHERE series=?", (series,))
+        return [_message(json.loads(b)) for (b,) in rows]
+
+    def seen(self, series: str) -> tuple[float, float]:
+        """When the first and the last message of a series were read."""
+        row = self.db.execute("SELECT MIN(seen), MAX(seen) FROM messages WHERE series=?",
+                              (series,)).fetchone()
+        return (row[0] or time.time(), row[1] or time.time())
+
+    def raw(self, msgid: str) -> bytes:
+        row = self.db.execute("SELECT raw FROM messages WHERE msgid=?", (msgid,)).fetchone()
+        return bytes(row[0]) if row and row[0] is not None else b""
+
+    def has_message(self, msgid: str) -> bool:
+        return self.db.execute("SELECT 1 FROM messages WHERE msgid=?", (msgid,)).fetchone() is not None
+
+    def message_count(self) -> int:
+        return self.db.execute("SELECT COUNT(*) FROM messages").fetchone()[0]
+
+    # -- series
+
+    def get(self, key: str) -> Row | None:
+        cur = self.db.execute("SELECT * FROM series WHERE key=?", (key,))
+        row = cur.fetchone()
+        return Row(**dict(zip([d[0] for d in cur.description], row))) if row else None
+
+    def rows(self, *states: str) -> list[Row]:
+        q, args = "SELECT * FROM series", ()
+        if states:
+            q += f" WHERE state IN ({','.join('?' * len(states))})"
+            args = states
+        cur = self.db.execute(q + " ORDER BY first_seen, key", args)
+        names = [d[0] for d in cur.description]
+        return [Row(**dict(zip(names, r))) for r in cur.fetchall()]
+
+    def put(self, row: Row) -> None:
+        row.updated = time.time()
+        d = asdict(row)
+        with self._txn():
+            self.db.execute(f"INSERT OR REPLACE INTO series({','.join(d)}) "
+                            f"VALUES ({','.join('?' * len(d))})", tuple(d.values()))
+
+    def move(self, key: str, state: str, reason: str | None = None, **fields: Any) -> None:
+        """One series to ``state`` (with its reason and any other fields), and
+        the move logged."""
+        assert state in STATES, state
+        sets = {"state": state, "updated": time.time(), **fields}
+        if reason is not None:
+            sets["reason"] = reason
+        with self._txn():
+            self.db.execute(f"UPDATE series SET {', '.join(f'{k}=?' for k in sets)} WHERE key=?",
+                            (*sets.values(), key))
+            self.db.execute("INSERT INTO events(at, series, what) VALUES (?,?,?)",
+                            (time.time(), key, f"{state}: {reason or ''}".rstrip(": ")))
+
+    def events(self, key: str) -> list[tuple[float, str]]:
+        return list(self.db.execute("SELECT at, what FROM events WHERE series=? ORDER BY at", (key,)))
+
+    def replies_since(self, when: float) -> int:
+        return self.db.execute("SELECT COUNT(*) FROM series WHERE replied_at >= ?",
+                               (when,)).fetchone()[0]
+
+    def _txn(self):
+        return _Txn(self.db)
+
+
+class _Txn:
+    """BEGIN IMMEDIATE ... COMMIT, ROLLBACK on any exception."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+
+    def __enter__(self) -> None:
+        self.db.execute("BEGIN IMMEDIATE")
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        self.db.execute("ROLLBACK" if exc_type else "COMMIT")
+
+
+def _message(d: dict[str, Any]) -> Message:
+    for k in ("recipients", "refs", "files"):
+        d[k] = tuple(d.get(k, ()))
+    return Message(**d)

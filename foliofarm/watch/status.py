@@ -1,0 +1,84 @@
+"""The status page: every series the watcher has seen, newest first, with its
+state and why, its verdict per page size and links to its report, as one
+static HTML file (STATE/index.html) that reads offline."""
+
+from __future__ import annotations
+
+import html
+import os
+import time
+from pathlib import Path
+
+from foliofarm import matrix
+from foliofarm.util import write_atomic
+from foliofarm.watch.archive import is_url
+from foliofarm.watch.state import Row, State
+
+STYLE = """body{font:14px/1.4 sans-serif;margin:1.5em;color:#222}
+table{border-collapse:collapse}th,td{border:1px solid #ccc;padding:.25em .5em;vertical-align:top}
+th{background:#f3f3f3;text-align:left}td.v-pass{background:#e6f4e6}td.v-regression,td.v-build-broken{background:#f8d7d7}
+td.v-error,td.v-incomplete{background:#fbe8c8}td.v-changed{background:#fff6cc}.why{color:#666;font-size:90%}"""
+
+
+def _when(t: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M", time.gmtime(t))
+
+
+def _link(href: str, text: str) -> str:
+    return f'<a href="{html.escape(href)}">{html.escape(text)}</a>'
+
+
+def _subject(r: Row, archive: str) -> str:
+    if is_url(archive):
+        return _link(f"{archive.rstrip('/')}/{r.anchor}/", r.subject)
+    return html.escape(r.subject)
+
+
+def _links(r: Row, folder: Path) -> str:
+    if not r.run_dir:
+        return ""
+    run = Path(r.run_dir)
+    out = []
+    for name in ("report.html", "results.json", "report.txt"):
+        if (run / name).is_file():
+            out.append(_link(os.path.relpath(run / name, folder), name))
+    return " ".join(out)
+
+
+def row_html(r: Row, pages: list[str], folder: Path, archive: str) -> str:
+    verdicts = r.page_verdicts()
+    cells = []
+    for p in pages:
+        v = verdicts.get(p)
+        cells.append(f'<td class="v-{html.escape(v[0])}">{html.escape(v[0])} &times;{v[1]}</td>'
+                     if v else "<td></td>")
+    state = html.escape(r.state) + (f'<div class="why">{html.escape(r.reason)}</div>' if r.reason else "")
+    return (f"<tr><td>{_subject(r, archive)}</td><td>v{r.version}</td><td>{r.total}</td>"
+            f"<td>{html.escape(r.author)}</td><td>{_when(r.date)}</td><td>{state}</td>"
+            + "".join(cells) + f"<td>{_links(r, folder)}</td></tr>")
+
+
+def render(state: State, folder: Path, archive: str) -> str:
+    pages = matrix.page_sizes()
+    rows = sorted(state.rows(), key=lambda r: (r.date, r.key), reverse=True)
+    counts: dict[str, int] = {}
+    for r in rows:
+        counts[r.state] = counts.get(r.state, 0) + 1
+    head = "".join(f"<th>{html.escape(p)}</th>" for p in pages)
+    summary = ", ".join(f"{n} {s}" for s, n in sorted(counts.items())) or "nothing yet"
+    return "\n".join([
+        "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+        "<title>foliofarm watch</title>", f"<style>{STYLE}</style></head><body>",
+        f"<h1>foliofarm watch: {html.escape(archive)}</h1>",
+        f"<p>{len(rows)} series seen ({html.escape(summary)}); {state.message_count()} messages "
+        f"read; updated {_when(time.time())} UTC.</p>",
+        "<table><thead><tr><th>series</th><th>version</th><th>patches</th><th>author</th>"
+        f"<th>date (UTC)</th><th>state</th>{head}<th>results</th></tr></thead><tbody>",
+        *(row_html(r, pages, folder, archive) for r in rows),
+        "</tbody></table></body></html>", ""])
+
+
+def write(state: State, folder: Path, archive: str) -> Path:
+    path = folder / "index.html"
+    write_atomic(path, render(state, folder, archive))
+    return path

@@ -1,0 +1,123 @@
+"""One series tested: `foliofarm run --series` as a child process, and what it
+came to. The child runs in a session of its own (its builds and guests with
+it), dies with the watcher (PR_SET_PDEATHSIG), and its process group is
+recorded so that a watcher restarted after a kill can stop what was left."""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from foliofarm import schema
+from foliofarm.errors import UsageError
+from foliofarm.paths import ROOT
+
+# How a run ended, for the watcher.
+JUDGED, NOT_APPLIED, NOT_BUILT, INFRA = "judged", "not-applied", "not-built", "infra"
+# Worst first: a page size's verdict is the worst of its cells' checks.
+SEVERITY = ("build-broken", "regression", "error", "incomplete", "changed", "fail", "xpass",
+            "fixed", "xfail", "pass", "skip")
+PR_SET_PDEATHSIG = 1
+
+
+@dataclass
+class Outcome:
+    kind: str
+    rc: int
+    run_dir: Path | None = None
+    said: str = ""                                   # the farm's own words, on a refusal or failure
+    pages: dict[str, list[Any]] = field(default_factory=dict)   # page size -> [worst verdict, count]
+
+
+def _die_with_parent() -> None:
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):
+        pass
+
+
+def farm_argv(argv: list[str]) -> list[str]:
+    return [sys.executable, "-m", "foliofarm", "run", *argv]
+
+
+def check_options(argv: list[str]) -> None:
+    """The run options of the configuration, tried once with --dry-run: a
+    mistake there is the watcher's, and must not read as a series refused."""
+    p = subprocess.run(farm_argv([*argv, "--dry-run"]), capture_output=True, text=True, cwd=ROOT)
+    if p.returncode:
+        said = "\n".join(ln for ln in p.stderr.splitlines() if ln.strip())[-600:]
+        raise UsageError(f"the watcher's run options {' '.join(argv)} are refused by "
+                         f"`foliofarm run`: {said}")
+
+
+def run(mbox: Path, results: Path, argv: list[str], log: Path,
+        started: Callable[[int], None]) -> Outcome:
+    """`foliofarm run --series MBOX --results RESULTS ARGV`; ``started`` is told
+    the child's pid (its process group) as soon as it exists."""
+    results.mkdir(parents=True, exist_ok=True)
+    with open(log, "ab") as out:
+        proc = subprocess.Popen(farm_argv(["--series", str(mbox), "--results", str(results), *argv]),
+                                stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                cwd=ROOT, start_new_session=True, preexec_fn=_die_with_parent)
+        started(proc.pid)
+        rc = proc.wait()
+    stop_group(proc.pid)           # anything the run left behind
+    return outcome(rc, results, log)
+
+
+def stop_group(pgid: int | None) -> None:
+    if not pgid:
+        return
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def said(log: Path) -> str:
+    """What the farm said when it stopped: from its last `foliofarm:` line on."""
+    try:
+        lines = log.read_text(errors="replace").splitlines()
+    except OSError:
+        return ""
+    starts = [i for i, ln in enumerate(lines) if ln.startswith("foliofarm: ")]
+    return "\n".join(lines[starts[-1]:]).removeprefix("foliofarm: ").strip() if starts else ""
+
+
+def outcome(rc: int, results: Path, log: Path) -> Outcome:
+    """What a finished run came to: judged (0 or 1, with its verdicts), the
+    series refused at intake (2: it does not apply, or is no series), or the
+    farm's own failure (3, or killed)."""
+    if rc == 2:
+        return Outcome(NOT_APPLIED, rc, said=said(log))
+    run_dir = (results / "latest").resolve() if (results / "latest").exists() else None
+    if rc not in (0, 1) or run_dir is None or not (run_dir / "results.json").is_file():
+        return Outcome(INFRA, rc, run_dir, said=said(log) or f"the run exited {rc}")
+    from foliofarm.report import readback
+    doc = schema.typed(readback(run_dir / "results.json"))
+    broken = sorted({k.page_size for k in doc.kernels if k.side == "series" and k.build_failed})
+    return Outcome(NOT_BUILT if broken else JUDGED, rc, run_dir,
+                   said=f"does not build with {', '.join(broken)} pages" if broken else "",
+                   pages=page_verdicts(doc))
+
+
+def page_verdicts(doc: schema.Results) -> dict[str, list[Any]]:
+    """Page size -> [its worst verdict, how many checks had it]; quiet
+    selftest rows (counted in their check's row) left out."""
+    out: dict[str, list[Any]] = {}
+    for v in doc.verdicts:
+        if v.quiet:
+            continue
+        rank = SEVERITY.index(v.verdict) if v.verdict in SEVERITY else len(SEVERITY)
+        cur = out.get(v.page_size)
+        if cur is None or rank < SEVERITY.index(cur[0]):
+            out[v.page_size] = [v.verdict, 1]
+        elif v.verdict == cur[0]:
+            cur[1] += 1
+    return out
