@@ -206,15 +206,9 @@ class Watcher:
             txt = (Path(row.run_dir) / "report.txt").read_text(errors="replace")
             body = reply.judged_body(txt, v.version, len(v.patches), v.anchor, argv)
         else:
-            said = row.reason
-            if row.run_dir is None and (log := self.last_log(row)) is not None:
-                said = tester.said(log) or said
+            said = tester.recorded_error(Path(row.run_dir) if row.run_dir else None) or row.reason
             body = reply.refused_body(row.outcome or "", said, v.version, v.anchor, argv)
         return reply.compose(v.anchor, row.key, body, self.cfg)
-
-    def last_log(self, row: Row) -> Path | None:
-        logs = sorted((self.o.state_dir / "runs" / row.key).glob("attempt-*.log"))
-        return logs[-1] if logs else None
 
     def recover(self) -> None:
         """After a stop mid-way: a test under way is abandoned (what the run

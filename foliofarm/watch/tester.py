@@ -90,13 +90,22 @@ def said(log: Path) -> str:
     return "\n".join(lines[starts[-1]:]).removeprefix("foliofarm: ").strip() if starts else ""
 
 
+def recorded_error(run_dir: Path | None) -> str:
+    """The error a run recorded in its results.json (the farm's words, unwrapped)."""
+    try:
+        doc = schema.load(run_dir / "results.json") if run_dir else {}
+    except UsageError:
+        return ""
+    return "\n".join(e.get("message", "") for e in doc.get("errors", [])).strip()
+
+
 def outcome(rc: int, results: Path, log: Path) -> Outcome:
     """What a finished run came to: judged (0 or 1, with its verdicts), the
     series refused at intake (2: it does not apply, or is no series), or the
     farm's own failure (3, or killed)."""
-    if rc == 2:
-        return Outcome(NOT_APPLIED, rc, said=said(log))
     run_dir = (results / "latest").resolve() if (results / "latest").exists() else None
+    if rc == 2:
+        return Outcome(NOT_APPLIED, rc, run_dir, said=recorded_error(run_dir) or said(log))
     if rc not in (0, 1) or run_dir is None or not (run_dir / "results.json").is_file():
         return Outcome(INFRA, rc, run_dir, said=said(log) or f"the run exited {rc}")
     from foliofarm.report import readback
