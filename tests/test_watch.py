@@ -310,3 +310,20 @@ def test_watch_is_a_command_with_its_own_help():
     p = subprocess.run([sys.executable, "-m", "foliofarm", "watch", "/nonexistent/inbox", "--once"],
                        capture_output=True, text=True, cwd=ROOT)
     assert p.returncode == 2 and "neither an http(s) URL nor a folder" in p.stderr
+
+
+from hypothesis import given, settings, strategies as hs  # noqa: E402
+
+SUBJECTS = [b"[PATCH 1/2] mm: x", b"[PATCH v2 0/3] mm: y", b"Re: [PATCH] z", b"=?utf-8?b?W1BBVENIXQ==?= q",
+            b"[PATCH 3/0] odd", b"[RFC PATCH v99999999999999999999 1/1] big", b"", b"\xff\xfe[PATCH]"]
+
+
+@given(hs.binary(max_size=3000), hs.sampled_from(SUBJECTS), hs.binary(max_size=80))
+@settings(max_examples=120, deadline=None)
+def test_whatever_a_list_carries_is_described_never_raised(body, subject, header):
+    raw = (b"From: " + header + b"\nSubject: " + subject + b"\nMessage-ID: " + header +
+           b"\nReferences: " + header + b"\nDate: " + header + b"\n\n" + body)
+    m = threads.describe(raw, "1" * 40, NOW, 2048)
+    assert m.kind in (threads.PATCH, threads.COVER, threads.REPLY, threads.OTHER, threads.NODIFF,
+                      threads.MALFORMED, threads.TOO_LARGE)
+    assert m.msgid and isinstance(threads.key_of(m), str)

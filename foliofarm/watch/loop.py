@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import fcntl
 import json
+import sqlite3
 import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from foliofarm.errors import InfraError, UsageError
+from foliofarm.errors import FarmError, InfraError, UsageError
 from foliofarm.util import write_atomic
 from foliofarm.watch import reply, status, tester, threads
 from foliofarm.watch.archive import Archive, Unreachable
@@ -69,6 +70,12 @@ class Watcher:
                     return 3
                 pause = min(max(pause, 30) * 2, MAX_PAUSE)
                 self.say(f"archive unreachable ({exc}); trying again in {pause:.0f}s")
+            except (FarmError, OSError, sqlite3.Error) as exc:
+                if self.o.once:
+                    raise
+                # a full disk, a lost lock, git failing: the pass is retried, the service stays
+                pause = min(max(pause, 30) * 2, MAX_PAUSE)
+                self.say(f"pass failed ({exc}); trying again in {pause:.0f}s")
             if self.o.once:
                 return 0
             time.sleep(pause)
@@ -99,7 +106,7 @@ class Watcher:
                 now = time.time()
                 rows = []
                 for blob, raw in batch.messages:
-                    m = threads.describe(raw, blob, now, limit)
+                    m = threads.safely_described(raw, blob, now, limit)
                     key = threads.key_of(m) if m.part else None
                     rows.append((m, key, raw if key and m.kind != threads.TOO_LARGE else None))
                     if key:

@@ -124,6 +124,17 @@ def describe(raw: bytes, blob: str, now: float, max_bytes: int) -> Message:
     return Message(kind=PATCH, files=tuple(dict.fromkeys(mod + new)), **base)
 
 
+def safely_described(raw: bytes, blob: str, now: float, max_bytes: int) -> Message:
+    """describe(), and whatever a message from a public list does to the
+    parsers, a MALFORMED record of it rather than a stopped watcher."""
+    try:
+        return describe(raw, blob, now, max_bytes)
+    except Exception as exc:          # noqa: BLE001: anything a stranger's mail can cause
+        return Message(msgid=f"{blob}@unreadable", blob=blob, date=now, subject="", author="",
+                       recipients=(), refs=(), kind=MALFORMED, size=len(raw),
+                       why=f"unreadable: {type(exc).__name__}: {exc}"[:300])
+
+
 @dataclass
 class Version:
     """One version of one series, as far as it has arrived."""
