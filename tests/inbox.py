@@ -55,8 +55,8 @@ class Inbox:
                            env={**self.env, "ORIGINAL_RECIPIENT": self.address})
         assert p.returncode == 0, p.stderr.decode()
 
-    def serve(self) -> str:
-        port = free_port()
+    def serve(self, port: int | None = None) -> str:
+        port = port or free_port()
         self.httpd = subprocess.Popen(["public-inbox-httpd", "-l", f"http://127.0.0.1:{port}"],
                                       env=self.env, stdout=subprocess.DEVNULL,
                                       stderr=open(self.root / "httpd.log", "wb"))

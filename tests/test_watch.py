@@ -327,3 +327,57 @@ def test_whatever_a_list_carries_is_described_never_raised(body, subject, header
     assert m.kind in (threads.PATCH, threads.COVER, threads.REPLY, threads.OTHER, threads.NODIFF,
                       threads.MALFORMED, threads.TOO_LARGE)
     assert m.msgid and isinstance(threads.key_of(m), str)
+
+
+@needs_public_inbox
+def test_an_archive_that_cannot_be_reached_is_waited_out(tmp_path):
+    from inbox import free_port
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/linux-mm"
+    st = tmp_path / "state"
+    once = subprocess.run([sys.executable, "-m", "foliofarm", "watch", url, "--once", "--state", str(st)],
+                          capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert once.returncode == 3 and "archive unreachable" in once.stderr
+    ib = Inbox(tmp_path / "pi")
+    ib.post(mail("[PATCH] net: tcp: tidy a comment", "net@example.org", NET_PATCH))
+    log = open(tmp_path / "watch.log", "wb")
+    w = subprocess.Popen([sys.executable, "-m", "foliofarm", "watch", url, "--poll", "0.5", "--state", str(st)],
+                         cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        end = time.monotonic() + 120
+        while "trying again" not in (tmp_path / "watch.log").read_text() and time.monotonic() < end:
+            time.sleep(0.2)
+        assert w.poll() is None, "the watcher stopped instead of waiting"
+        ib.serve(port)                                     # the archive comes back
+        while time.monotonic() < end and not [r for r in state.State(st).rows() if r.state == "ignored"]:
+            time.sleep(0.5)
+        assert [r.subject for r in state.State(st).rows()] == ["[PATCH] net: tcp: tidy a comment"]
+        assert w.poll() is None
+    finally:
+        w.kill()
+        w.wait()
+        ib.stop()
+
+
+@needs_public_inbox
+def test_a_restart_requeues_a_test_under_way_and_never_resends_an_unsure_reply(tmp_path):
+    from foliofarm.watch.loop import Watcher, WatchOptions
+    ib = Inbox(tmp_path / "pi")
+    st = tmp_path / "state"
+    s = state.State(st)
+    cover, _ = benign()
+    gone = subprocess.Popen(["sleep", "300"], start_new_session=True)      # what a killed run left
+    for key, st_, pid, rid in (("t", "testing", gone.pid, None), ("s1", "sending", None, "seen@x"),
+                               ("s2", "sending", None, "unseen@x")):
+        s.put(state.Row(key, cover.msgid, cover.root, cover.title, cover.subject, cover.author, 1, 1,
+                        NOW, NOW, NOW, st_, "", attempts=1, pid=pid, reply_id=rid))
+    s.ingest("0", "c", [(described(mail("Re: x", "seen@x", "ok")), None, None)], NOW)
+    s.close()
+    w = Watcher(WatchOptions(str(ib.dir), CFG, st, tmp_path / "outbox", once=True))
+    w.recover()
+    assert gone.wait(10) == -9                                   # its process group stopped
+    assert (w.state.get("t").state, w.state.get("t").pid) == ("queued", None)
+    assert w.state.get("s1").state == "replied"
+    assert (w.state.get("s2").state, "not sent again" in w.state.get("s2").reason) == ("sending", True)
+    with pytest.raises(Exception, match="another watcher"):
+        Watcher(WatchOptions(str(ib.dir), CFG, st, tmp_path / "outbox", once=True))

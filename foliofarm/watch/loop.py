@@ -68,13 +68,13 @@ class Watcher:
                 if self.o.once:
                     self.say(f"archive unreachable: {exc}")
                     return 3
-                pause = min(max(pause, 30) * 2, MAX_PAUSE)
+                pause = min(pause * 2, MAX_PAUSE)
                 self.say(f"archive unreachable ({exc}); trying again in {pause:.0f}s")
             except (FarmError, OSError, sqlite3.Error) as exc:
                 if self.o.once:
                     raise
                 # a full disk, a lost lock, git failing: the pass is retried, the service stays
-                pause = min(max(pause, 30) * 2, MAX_PAUSE)
+                pause = min(pause * 2, MAX_PAUSE)
                 self.say(f"pass failed ({exc}); trying again in {pause:.0f}s")
             if self.o.once:
                 return 0
