@@ -263,7 +263,7 @@ def test_the_reply_threads_under_the_cover_and_goes_to_the_author_and_the_list(t
     assert msg["Message-ID"] == "<foliofarm-abc@foliofarm.localhost>"
     text = msg.get_content()
     assert "Verdicts: 12 pass" in text and "/home/farm" not in text
-    assert "b4 am -o - 'v2.0@example.org' > series.mbox" in text
+    assert "b4 am -o - v2.0@example.org > series.mbox" in text
     assert "foliofarm run --series series.mbox --kernel debian:7.3 --cells 4k-ext4" in text
     box = tmp_path / "outbox"
     reply.to_outbox(box, msg)
@@ -381,3 +381,15 @@ def test_a_restart_requeues_a_test_under_way_and_never_resends_an_unsure_reply(t
     assert (w.state.get("s2").state, "not sent again" in w.state.get("s2").reason) == ("sending", True)
     with pytest.raises(Exception, match="another watcher"):
         Watcher(WatchOptions(str(ib.dir), CFG, st, tmp_path / "outbox", once=True))
+
+
+def test_a_500_message_thread_makes_one_series_and_odd_ids_are_quoted_for_the_shell():
+    cover, patch = benign()
+    replies = [described(mail(f"Re: [PATCH 0/1] {cover.title}", f"r{i}@example.org", "> x\nok",
+                              reply_to=[cover.msgid, *(f"r{j}@example.org" for j in range(max(0, i - 3), i))]))
+               for i in range(500)]
+    assert {r.kind for r in replies} == {threads.REPLY}
+    assert list(threads.group([cover, patch, *replies])) == [threads.key_of(cover)]
+    odd = described(mail("[PATCH] mm: x", "it's$(odd)id@x", NET_PATCH))
+    line = reply.reproduce(odd, ["--kernel", "debian:7.3"])[1]
+    assert line == "  $ b4 am -o - 'it'\\''s$(odd)id@x' > series.mbox"

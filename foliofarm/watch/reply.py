@@ -106,12 +106,12 @@ def reproduce(anchor: Message, argv: list[str]) -> list[str]:
     """The commands that test the series again, anywhere: b4 fetches it from
     the list by its Message-ID."""
     return ["To reproduce (https://b4.docs.kernel.org, and foliofarm's README):",
-            f"  $ b4 am -o - '{anchor.msgid}' > series.mbox",
+            f"  $ b4 am -o - {_quoted(anchor.msgid)} > series.mbox",
             "  $ foliofarm run --series series.mbox " + " ".join(_quoted(a) for a in argv)]
 
 
 def _quoted(a: str) -> str:
-    return a if a and all(c.isalnum() or c in "-_.,:=/+*@" for c in a) else "'" + a.replace("'", "'\\''") + "'"
+    return a if a and all(c.isalnum() or c in "-_.,:=/+@" for c in a) else "'" + a.replace("'", "'\\''") + "'"
 
 
 def judged_body(report_txt: str, version: int, patches: int, anchor: Message, argv: list[str]) -> str:
