@@ -248,6 +248,8 @@ def test_the_farm_refusing_a_series_is_told_by_its_own_words(tmp_path):
     out = tester.outcome(2, tmp_path, log)
     assert out.kind == tester.NOT_APPLIED and out.said.startswith("patch 1/1 'mm: x'")
     assert tester.outcome(3, tmp_path, log).kind == tester.INFRA
+    log.write_text("foliofarm: /cache/src/linux is still on foliofarm-work from an interrupted run\n")
+    assert tester.outcome(2, tmp_path, log).kind == tester.INFRA       # not the author's fault
 
 
 def test_the_reply_threads_under_the_cover_and_goes_to_the_author_and_the_list(tmp_path):

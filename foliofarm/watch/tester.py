@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -24,6 +25,8 @@ JUDGED, NOT_APPLIED, NOT_BUILT, INFRA = "judged", "not-applied", "not-built", "i
 SEVERITY = ("build-broken", "regression", "error", "incomplete", "changed", "fail", "xpass",
             "fixed", "xfail", "pass", "skip")
 PR_SET_PDEATHSIG = 1
+# How the farm names a message of the series folder the watcher writes (loop.patch_folder).
+SERIES_FILE = re.compile(r"\b\d{4}\.eml\b|/series\b")
 
 
 @dataclass
@@ -105,7 +108,12 @@ def outcome(rc: int, results: Path, log: Path) -> Outcome:
     farm's own failure (3, or killed)."""
     run_dir = (results / "latest").resolve() if (results / "latest").exists() else None
     if rc == 2:
-        return Outcome(NOT_APPLIED, rc, run_dir, said=recorded_error(run_dir) or said(log))
+        words = recorded_error(run_dir) or said(log)
+        # the series' fault only where the farm names it (a message of the series
+        # folder): any other refusal is the watcher's own trouble, never the author's
+        if SERIES_FILE.search(words):
+            return Outcome(NOT_APPLIED, rc, run_dir, said=words)
+        return Outcome(INFRA, rc, run_dir, said=words or "the run refused its options")
     if rc not in (0, 1) or run_dir is None or not (run_dir / "results.json").is_file():
         return Outcome(INFRA, rc, run_dir, said=said(log) or f"the run exited {rc}")
     from foliofarm.report import readback
