@@ -98,10 +98,10 @@ def alive(pid: int) -> bool:
 def test_a_v2_posted_while_watching_is_tested_once_across_a_kill_and_answered_in_its_thread(tmp_path):
     ib = Inbox(tmp_path / "pi")
     dev = "foliofarm <foliofarm@localhost>"          # benign.mbox's author, kept for its commit
-    v1 = post_benign(ib, 1, "v1", BENIGN_DATE - 30 * 86400, dev)
+    v1 = post_benign(ib, 1, "v1", BENIGN_DATE - 10 * 86400, dev)
     ib.post(mail("Re: [PATCH 0/1] mm/filemap: one helper for the mmap_miss decrement", "review@example.org",
                  "> one helper\n\nPlease post a v2 with the comment fixed.\n", reply_to=v1[:1],
-                 date=BENIGN_DATE - 29 * 86400))
+                 date=BENIGN_DATE - 9 * 86400))
     ib.post(mail("[PATCH] net: tcp: tidy a comment", "net@example.org", NET_PATCH, date=time.time() - 3600))
     url = ib.serve()
     st, cfg = tmp_path / "state", config(tmp_path)

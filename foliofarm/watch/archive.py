@@ -128,7 +128,9 @@ class Archive:
         tmp = dest.with_suffix(".partial")
         shutil.rmtree(tmp, ignore_errors=True)
         self.mirror.mkdir(parents=True, exist_ok=True)
-        depth = ([f"--shallow-since={int(time.time() - since_days * 86400)}"]
+        # a week deeper than the backlog: what is older than the backlog is
+        # then still seen, and recorded as old, not silently missed
+        depth = ([f"--shallow-since={int(time.time() - (since_days + 7) * 86400)}"]
                  if since_days is not None else [])
         p = git.git(None, "clone", "--quiet", "--mirror", *depth, url, str(tmp), check=False,
                     environment="user")
