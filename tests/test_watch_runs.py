@@ -98,15 +98,17 @@ def alive(pid: int) -> bool:
 def test_a_v2_posted_while_watching_is_tested_once_across_a_kill_and_answered_in_its_thread(tmp_path):
     ib = Inbox(tmp_path / "pi")
     dev = "foliofarm <foliofarm@localhost>"          # benign.mbox's author, kept for its commit
-    v1 = post_benign(ib, 1, "v1", BENIGN_DATE - 10 * 86400, dev)
+    # older than the backlog window (2 days before v2), within the first clone (a week more)
+    v1 = post_benign(ib, 1, "v1", BENIGN_DATE - 4 * 86400, dev)
     ib.post(mail("Re: [PATCH 0/1] mm/filemap: one helper for the mmap_miss decrement", "review@example.org",
                  "> one helper\n\nPlease post a v2 with the comment fixed.\n", reply_to=v1[:1],
-                 date=BENIGN_DATE - 9 * 86400))
+                 date=BENIGN_DATE - 3 * 86400))
     ib.post(mail("[PATCH] net: tcp: tidy a comment", "net@example.org", NET_PATCH, date=time.time() - 3600))
     url = ib.serve()
     st, cfg = tmp_path / "state", config(tmp_path)
+    first = None
     try:
-        first = watch(url, st, cfg, "--poll", "1", start_new_session=False)
+        first = watch(url, st, cfg, "--poll", "1")
         net = wait_for(lambda: row(st, "net: tcp"), 120, "the first pass")
         assert net.state == "ignored" and "net/ipv4/tcp.c" in net.reason
         old = wait_for(lambda: row(st, "[PATCH 0/1]"), 30, "v1 recorded")
@@ -155,6 +157,8 @@ def test_a_v2_posted_while_watching_is_tested_once_across_a_kill_and_answered_in
         s.close()
         page_in_chromium(st / "index.html", v2_subject="[PATCH v2 0/1] mm/filemap")
     finally:
+        if first is not None and first.poll() is None:
+            first.kill()
         ib.stop()
 
 
