@@ -95,6 +95,19 @@ def alive(pid: int) -> bool:
         return False
 
 
+def leftovers(pid: int) -> list[str]:
+    """Processes of a run (its QEMU guests name their disks after its pid)."""
+    out = []
+    for p in Path("/proc").glob("[0-9]*"):
+        try:
+            cmd = (p / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if f"foliofarm-{pid}-" in cmd:
+            out.append(cmd[:200])
+    return out
+
+
 def test_a_v2_posted_while_watching_is_tested_once_across_a_kill_and_answered_in_its_thread(tmp_path):
     ib = Inbox(tmp_path / "pi")
     dev = "foliofarm <foliofarm@localhost>"          # benign.mbox's author, kept for its commit
@@ -121,6 +134,7 @@ def test_a_v2_posted_while_watching_is_tested_once_across_a_kill_and_answered_in
         first.send_signal(signal.SIGKILL)                    # the watcher alone, mid-run
         first.wait(10)
         wait_for(lambda: not alive(testing.pid), 30, "the orphaned run to die with its watcher")
+        wait_for(lambda: not leftovers(testing.pid), 60, "the killed run's guests to go")
 
         again = watch(url, st, cfg, "--once")
         assert again.wait(3600) == 0, (tmp_path / "watch.log").read_text()[-3000:]
@@ -139,7 +153,7 @@ def test_a_v2_posted_while_watching_is_tested_once_across_a_kill_and_answered_in
         assert "Cc" in sent and "rev@example.org" in sent["Cc"] and "linux-mm" in sent["Cc"]
         body = sent.get_content()
         assert "foliofarm tested v2 of this series" in body and "Verdicts:" in body
-        assert f"b4 am -o - '{v2[0]}'" in body and "--cells 4k-ext4" in body
+        assert f"b4 am -o - {v2[0]} > series.mbox" in body and "--cells 4k-ext4" in body
 
         # the list delivers the reply: public-inbox threads it under the v2 cover
         ib.post(box.get_bytes(box.keys()[0]))
