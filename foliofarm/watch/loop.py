@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import fcntl
 import json
+import re
 import sqlite3
 import sys
 import time
@@ -157,7 +158,7 @@ class Watcher:
         attempt = row.attempts + 1
         self.state.move(row.key, "testing", f"attempt {attempt}", attempts=attempt)
         folder = self.o.state_dir / "runs" / row.key
-        patches = self.patch_folder(row, folder / "series")
+        patches = self.patch_folder(row, folder / series_name(row))
         self.say(f"testing {row.subject!r} (v{row.version}, attempt {attempt}) in {folder}")
         out = tester.run(patches, folder, self.cfg.run.argv(), folder / f"attempt-{attempt}.log",
                          lambda pid: self.state.move(row.key, "testing", None, pid=pid))
@@ -260,6 +261,12 @@ def assess(v: threads.Version, cfg: WatchConfig, now: float, first: float, last:
     if now - last < s.settle_minutes * 60:
         return "waiting", "settling"
     return "queued", "touches " + ", ".join(hits[:3]) + (", ..." if len(hits) > 3 else "")
+
+
+def series_name(row: Row) -> str:
+    """The series folder's name, which the report shows: v2-mm-filemap-one-helper."""
+    slug = re.sub(r"[^A-Za-z0-9_.]+", "-", row.title).strip("-.")[:60].rstrip("-.")
+    return f"v{row.version}-{slug or 'series'}"
 
 
 def _first(text: str) -> str:

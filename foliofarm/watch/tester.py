@@ -26,7 +26,7 @@ SEVERITY = ("build-broken", "regression", "error", "incomplete", "changed", "fai
             "fixed", "xfail", "pass", "skip")
 PR_SET_PDEATHSIG = 1
 # How the farm names a message of the series folder the watcher writes (loop.patch_folder).
-SERIES_FILE = re.compile(r"\b\d{4}\.eml\b|/series\b")
+SERIES_FILE = re.compile(r"\b\d{4}\.eml\b|\bv\d+-[\w.-]*")
 
 
 @dataclass
@@ -64,10 +64,15 @@ def run(mbox: Path, results: Path, argv: list[str], log: Path,
     """`foliofarm run --series MBOX --results RESULTS ARGV`; ``started`` is told
     the child's pid (its process group) as soon as it exists."""
     results.mkdir(parents=True, exist_ok=True)
+    # run beside the series, named relative to it: the report (and the reply)
+    # says "+ v2-mm-foo", not a path on this host
+    series = os.path.relpath(mbox, results)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     with open(log, "ab") as out:
-        proc = subprocess.Popen(farm_argv(["--series", str(mbox), "--results", str(results), *argv]),
+        proc = subprocess.Popen(farm_argv(["--series", series, "--results", str(results), *argv]),
                                 stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                cwd=ROOT, start_new_session=True, preexec_fn=_die_with_parent)
+                                cwd=results, env=env, start_new_session=True,
+                                preexec_fn=_die_with_parent)
         started(proc.pid)
         rc = proc.wait()
     stop_group(proc.pid)           # anything the run left behind
