@@ -11,6 +11,7 @@ per-commit records."""
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Generator
@@ -161,7 +162,12 @@ def record_series(g: Ground, src: source.KernelSource, ser: series.Series) -> No
     w.doc["series"] = {"spec": ser.spec, "kind": ser.kind, "cover": ser.cover,
                        "base_commit": ser.base_commit, "base_under_test": src.origin,
                        "patches": [{"number": p.number, "subject": p.subject, "name": p.name,
-                                    "files": list(p.files + p.new_files)} for p in ser.patches]}
+                                    "files": list(p.files + p.new_files),
+                                    "sha256": hashlib.sha256(p.raw).hexdigest(),
+                                    **({"message_id": p.message_id} if p.message_id else {})}
+                                   for p in ser.patches]}
+    if ser.message_id:
+        w.doc["series"]["message_id"] = ser.message_id
     if ser.notes:
         w.doc["series"]["intake_notes"] = list(ser.notes)
         for n in ser.notes:

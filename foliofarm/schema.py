@@ -141,10 +141,13 @@ class SeriesPatch(_Part):
     subject: str
     files: list[str]
     name: Optional[str] = None
+    sha256: Optional[str] = None        # of the patch as applied (KCIDB's patchset hash is over these)
+    message_id: Optional[str] = None
 
 
 class Series(_Part):
     spec: Optional[str] = None
+    message_id: Optional[str] = None    # the cover letter's, else patch 1's
     kind: Optional[str] = None
     cover: Optional[str] = None
     base_commit: Optional[str] = None

@@ -1,6 +1,7 @@
 """Series intake (mbox, directory, git range), bad input, and applying with git am
 to a tiny real git tree that must always be left exactly as it was."""
 
+import re
 import subprocess
 from pathlib import Path
 
@@ -83,6 +84,16 @@ def test_mbox_with_cover_letter_skips_it_and_reads_base_commit(tree, tmp_path):
     assert apply.base_commit_note(ser, tree) is None    # the same base: nothing to say
     with apply.applied(tree, ser) as ap:
         assert len(ap.commits) == 2
+
+
+def test_a_threaded_series_keeps_its_message_ids_for_kcidb(tree, tmp_path):
+    box = mbox(tree, tmp_path, "--cover-letter", "--thread")
+    ser = series.load(str(box))
+    ids = re.findall(r"^Message-ID: <([^>]+)>", box.read_text(), re.M | re.I)
+    assert len(ids) == 3 and ser.message_id == ids[0]
+    assert [p.message_id for p in ser.patches] == ids[1:]
+    (tmp_path / "plain").mkdir()
+    assert series.load(str(mbox(tree, tmp_path / "plain"))).message_id == ""
 
 
 def test_base_commit_other_than_base_under_test_is_reported(tree, tmp_path):

@@ -38,6 +38,7 @@ class Patch:
     raw: bytes           # one mail message, as `git am` reads it
     files: tuple[str, ...] = ()      # paths the diff modifies
     new_files: tuple[str, ...] = ()  # paths it creates
+    message_id: str = ""             # its Message-ID, without <>, where it came as mail
 
     def mbox(self) -> bytes:
         return self.raw if self.raw.startswith(b"From ") else MBOX_FROM + self.raw
@@ -52,6 +53,7 @@ class Series:
     cover: str | None = None           # the cover letter's subject
     base_rev: str | None = None        # for a range: BASE, resolved to a commit
     notes: tuple[str, ...] = field(default_factory=tuple)
+    message_id: str = ""               # the cover letter's (else patch 1's) Message-ID
 
     def describe(self) -> str:
         n = len(self.patches)
@@ -91,9 +93,9 @@ def _with_headers(raw: bytes, name: str) -> bytes:
 
 
 def _patches(messages: list[tuple[str, bytes]], origin: str
-             ) -> tuple[list[Patch], str | None, str | None, list[str]]:
+             ) -> tuple[list[Patch], mail.Mail | None, str | None, list[str]]:
     """Patches from (name, raw message) pairs, as intake.mail reads a thread.
-    Returns (patches, cover subject, base-commit, notes)."""
+    Returns (patches, cover letter, base-commit, notes)."""
     thread = mail.series_of([mail.read(raw, name) for name, raw in messages], origin)
     patches = []
     for k, m in enumerate(thread.patches, 1):
@@ -103,8 +105,18 @@ def _patches(messages: list[tuple[str, bytes]], origin: str
                              f"in {origin} has no diff git can apply: {trouble}. Fix the patch "
                              "(re-export it with `git format-patch` or `b4 am`)")
         files, new = m.files()
-        patches.append(Patch(k, m.title or m.name, m.name, m.raw, files, new))
-    return patches, thread.cover.title if thread.cover else None, thread.base_commit, thread.notes
+        patches.append(Patch(k, m.title or m.name, m.name, m.raw, files, new, m.message_id.strip("<> ")))
+    return patches, thread.cover, thread.base_commit, thread.notes
+
+
+def _title(cover: mail.Mail | None) -> str | None:
+    return cover.title if cover else None
+
+
+def _anchor_id(cover: mail.Mail | None, patches: list[Patch]) -> str:
+    if cover is not None:
+        return cover.message_id.strip("<> ")
+    return patches[0].message_id if patches else ""
 
 
 def _named(raws: list[bytes], name: str) -> list[tuple[str, bytes]]:
@@ -121,7 +133,8 @@ def load(spec: str, tree: Path | None = None) -> Series:
         for f in patch_files(path):
             msgs += _named(mail.split(_with_headers(_read(f), f.name), str(f)), f.name)
         patches, cover, base, notes = _patches(msgs, str(path))
-        return Series(spec, "directory", tuple(patches), base, cover, notes=tuple(notes))
+        return Series(spec, "directory", tuple(patches), base, _title(cover), notes=tuple(notes),
+                      message_id=_anchor_id(cover, patches))
     if path.is_file():
         data = _with_headers(_read(path), path.name)
         if not data.startswith(b"From ") and not re.match(rb"[A-Za-z][A-Za-z0-9-]*: ", data):
@@ -138,7 +151,8 @@ def load(spec: str, tree: Path | None = None) -> Series:
         msgs += [(f"message {k}" if len(raws) > 1 else path.name, r)
                  for raws in [mail.split(data, str(path))] for k, r in enumerate(raws, 1)]
         patches, cover, base, notes = _patches(msgs, str(path))
-        return Series(spec, "mbox", tuple(patches), base, cover, notes=tuple(notes))
+        return Series(spec, "mbox", tuple(patches), base, _title(cover), notes=tuple(notes),
+                      message_id=_anchor_id(cover, patches))
     raise UsageError(f"series {spec!r} is not a file, a directory or a git range BASE..TIP")
 
 
