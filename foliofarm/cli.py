@@ -94,6 +94,8 @@ def parser() -> argparse.ArgumentParser:
                                   "(foliofarm bisect --help)", add_help=False)
     sub.add_parser("watch", help="follow a public-inbox archive, test each new mm series and "
                                  "reply in its thread (foliofarm watch --help)", add_help=False)
+    sub.add_parser("kcidb", help="a run's results as a KCIDB submission, validated; --submit to "
+                                 "post it (foliofarm kcidb --help)", add_help=False)
     shell_parser(sub.add_parser("shell", help="boot one cell's guest with an interactive shell"), d)
     rep = sub.add_parser("report", help="render report.md and report.html again from a results folder")
     rep.add_argument("run_dir", type=Path, nargs="+",
@@ -223,6 +225,9 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == ["watch"]:
         from foliofarm.watch import command
         return command.main(argv[1:])
+    if argv[:1] == ["kcidb"]:
+        from foliofarm.report import kcidb
+        return kcidb.main(argv[1:])
     ap = parser()
     try:
         args = ap.parse_args(argv)

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from foliofarm.report import kcidb
 from foliofarm.watch import config as watch_config, reply, state
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -170,6 +171,11 @@ def test_a_v2_posted_while_watching_is_tested_once_across_a_kill_and_answered_in
         assert s.has_message(done.reply_id)
         s.close()
         page_in_chromium(st / "index.html", v2_subject="[PATCH v2 0/1] mm/filemap")
+        # the run, as KernelCI would take it: the checkout names the thread
+        data = kcidb.convert([kcidb.read(Path(done.run_dir))])
+        [checkout] = [c for c in data["checkouts"] if c["misc"]["kernel"].endswith("+series")]
+        assert checkout["message_id"] == v2[0]
+        assert re.fullmatch(r"[0-9a-f]{64}", checkout["patchset_hash"])
     finally:
         if first is not None and first.poll() is None:
             first.kill()
