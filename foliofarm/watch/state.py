@@ -33,8 +33,6 @@ from foliofarm.watch.threads import Message
 
 STATES = ("waiting", "incomplete", "ignored", "old", "refused", "superseded", "queued",
           "testing", "tested", "sending", "replied", "quiet", "failed")
-# Left as they are by a new message of the same series: decided for good.
-FINAL = ("replied", "quiet", "failed", "refused", "superseded", "sending", "tested", "testing")
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS messages (
