@@ -14,7 +14,7 @@ all: run
 
 ## run: the whole matrix on the default kernel (ARGS='...' for foliofarm run, RESULTS=DIR)
 run: setup
-	$(VENV)/bin/foliofarm run --results "$(RESULTS)" $(ARGS)
+	$(VENV)/bin/foliofarm run --noise --results "$(RESULTS)" $(ARGS)
 
 ## test: unit tests, then integration tests that build and boot real kernels
 test: setup

@@ -135,20 +135,30 @@ def run_parser(run: argparse.ArgumentParser, d: dict[str, Any]) -> None:
                           "first that does not build")
     run.add_argument("--strict-style", action="store_true",
                      help="with --series: a checkpatch.pl error or warning fails the run (exit 1)")
+    run.add_argument("--noise", action="store_true", help="boot twice for the noise a later "
+                     "--series run needs (make run does: its first series costs what the second does)")
     run.add_argument("--fresh", "--fresh-base", dest="fresh", action="store_true",
                      help="boot and measure again even where the same kernel, guest programs, "
                           "images and checks were measured before (by default a clean boot's "
                           "measurements are reused and judged again)")
     run.add_argument("--results", type=Path, default=ROOT / "results",
                      help="results folder; each run writes RESULTS/<run-id>/ and RESULTS/latest")
-    run.add_argument("--accel", choices=("auto", "tcg", "kvm"), default="auto",
-                     help="QEMU accelerator: kvm on arm64 hosts with /dev/kvm, else TCG")
-    run.add_argument("--boot-timeout", type=positive_seconds, default=300, help="seconds to reach the guest shell")
     run.add_argument("--cells", default=None, metavar="GLOB,...",
                      help="only these cells, as page-fs names or globs: 64k-*, *-xfs, 4k-ext4 "
                           "(within --page-sizes and --fs)")
     run.add_argument("--dry-run", action="store_true",
                      help="say which cells, builds and boots the run would do, and stop")
+    run.add_argument("-K", dest="extra_config", action="append", default=[], metavar="CONFIG_FOO=y",
+                     help="an extra kernel config item, merged after the fragments and verified "
+                          "like them (repeatable)")
+    guest_options(run, d)
+
+
+def guest_options(run: argparse.ArgumentParser, d: dict[str, Any]) -> None:
+    """`foliofarm run`'s options for the guests and builds."""
+    run.add_argument("--accel", choices=("auto", "tcg", "kvm"), default="auto",
+                     help="QEMU accelerator: kvm on arm64 hosts with /dev/kvm, else TCG")
+    run.add_argument("--boot-timeout", type=positive_seconds, default=300, help="seconds to reach the guest shell")
     run.add_argument("--jobs", type=positive_int, default=None,
                      help="make -j for the kernel builds (default: the host's cores)")
     run.add_argument("--cpus", type=positive_int, default=d.get("guest_cpus", 2),
@@ -159,9 +169,6 @@ def run_parser(run: argparse.ArgumentParser, d: dict[str, Any]) -> None:
     run.add_argument("--numa-nodes", type=positive_int, default=d.get("guest_numa_nodes", 1),
                      metavar="N", help=f"NUMA nodes of each guest, memory split evenly and vCPUs "
                                        f"dealt round them (default {d.get('guest_numa_nodes', 1)})")
-    run.add_argument("-K", dest="extra_config", action="append", default=[], metavar="CONFIG_FOO=y",
-                     help="an extra kernel config item, merged after the fragments and verified "
-                          "like them (repeatable)")
     run.add_argument("--guests", type=positive_int, default=default_guests(),
                      help="cells booted at once, each in its own TCG guest (default: the "
                           "host's cores, at most 2)")
@@ -307,6 +314,7 @@ def run_options(args: argparse.Namespace, argv: list[str]) -> RunOptions:
         each_commit=args.each_commit,
         strict_style=args.strict_style,
         fresh=args.fresh,
+        noise=args.noise,
         accel=args.accel,
         boot_timeout=args.boot_timeout,
         guests=args.guests,

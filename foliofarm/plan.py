@@ -38,6 +38,7 @@ class RunOptions:
     each_commit: bool = False
     strict_style: bool = False
     fresh: bool = False              # boot and measure again even if the measurements are cached
+    noise: bool = False              # a plain run also boots its kernel twice (the noise a series run needs)
     accel: str = "auto"
     boot_timeout: float = 300
     guests: int = 1                  # cells booted at once
@@ -305,7 +306,9 @@ def dry_run(opts: RunOptions, cache: Path) -> list[str]:
                 build = "already built (cached)"
             else:
                 build = "would build"
-            out.append(f"{side or 'run'} {what} {page.name}: kernel {build}; {n} cell(s), one boot each"
+            split = " and one for the selftests run once per page size" if any(
+                c.options.get("per_page") for c in o.checks) else ""
+            out.append(f"{side or 'run'} {what} {page.name}: kernel {build}; {n} cell(s), one boot each{split}"
                        + (" (saved clean measurements reused unless --fresh)" if side != "series" else ""))
     out.append(f"cells: {', '.join(cells)}")
     out.append(f"checks: {', '.join(c.name for c in o.checks)}; {o.guests} guest(s) at a time, "
@@ -314,4 +317,7 @@ def dry_run(opts: RunOptions, cache: Path) -> list[str]:
     if o.two_sided:
         out.append("the base is booted twice for the noise of each figure unless a second clean "
                    "boot is saved; the series side boots again for figures that moved")
+    elif o.noise:
+        out.append("each kernel is booted twice for the noise of each figure (--noise) unless a "
+                   "second clean boot is saved")
     return out

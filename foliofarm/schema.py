@@ -218,6 +218,18 @@ class Verdict(_Part):
         return bool(self.subtest_of) and self.verdict in ("pass", "skip", "xfail") and not self.changed
 
 
+class Milestone(_Part):
+    """A part of a two-sided run's verdict that became final while the rest
+    ran: the farm's own checks' (seconds after the run started, their rows'
+    verdicts counted, what was still running), then the whole verdict's."""
+    part: str
+    seconds: Number
+    checks: list[str] = Field(default_factory=list)
+    verdicts: dict[str, int] = Field(default_factory=dict)
+    pending: list[str] = Field(default_factory=list)
+    to_confirm: int = 0
+
+
 class Results(_Part):
     schema_version: int = SCHEMA_VERSION
     run_id: str
@@ -237,6 +249,7 @@ class Results(_Part):
     noise: dict[str, dict[str, dict[str, Number]]] = Field(default_factory=dict)
     sides: Optional[Sides] = None
     unconfirmed: list[Unconfirmed] = Field(default_factory=list)
+    milestones: list[Milestone] = Field(default_factory=list)
     merged_from: list[str] = Field(default_factory=list)
     shard_commands: list[list[str]] = Field(default_factory=list)
     machine: dict[str, Union[str, int, float]] = Field(default_factory=dict)

@@ -21,7 +21,7 @@ from foliofarm.util import sha256_text
 
 # How cells share boots: part of what a boot's figures depend on (the page
 # cache and memory a cell's checks find), so part of the saved measurements' key.
-BOOT_LAYOUT = "one boot per cell, a swap disk"
+BOOT_LAYOUT = "one boot per cell, a swap disk; split selftests: page parts in a guest of their own"
 
 
 class GuestSlots:
@@ -68,6 +68,7 @@ class Context:
     numa_nodes: int = 1      # and NUMA nodes
     slots: GuestSlots | None = None   # shared by the page sizes measured at once
     ktap_parser: Path | None = None   # the kernel's KTAP parser (guest/ktap.py), for selftests
+    recorded: Callable[[], None] | None = None   # after each outcome is recorded
 
 
 @dataclass

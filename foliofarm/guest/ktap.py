@@ -130,6 +130,8 @@ RUNNING = re.compile(r"^# running (.*)$")
 TOOK = re.compile(r"^#? ?foliofarm: took (\d+)s$")
 TIMEOUT = re.compile(r"^#? ?foliofarm: (TIMEOUT: .*)$")
 LEFT_OUT = re.compile(r"^#? ?foliofarm: SKIP: (.*)$")
+# A SKIP of a test that runs in the other part of a split run (guest/split.py).
+ELSEWHERE = "elsewhere:"
 
 
 SKIPPED_UNRUN = re.compile(r"^# \[SKIP\] (\./.*)$")
@@ -261,7 +263,7 @@ def _result(t: Any, parser: ModuleType, errors: list[str], lines: list[str]) -> 
     if killed and status == "fail":
         reason = killed[-1] + (f" ({reason})" if reason else "")
     left_out = [m.group(1) for ln in t.log if (m := LEFT_OUT.match(ln))]
-    if left_out and status == "skip" and not reason:
+    if left_out and status == "skip" and (not reason or left_out[-1].startswith(ELSEWHERE)):
         reason = left_out[-1]
     if status == "skip" and not reason:
         reason = _own_skip(inner_lines, inner)

@@ -6,6 +6,7 @@ selftests and thpmaps disks) and measures each built kernel on its cells
 
 from __future__ import annotations
 
+from collections import Counter
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import nullcontext
 from pathlib import Path
@@ -17,6 +18,7 @@ from foliofarm.report import plots
 from foliofarm.errors import BuildError, FarmError
 from foliofarm.guest import ktap
 from foliofarm.intake import source
+from foliofarm.judge import compare
 from foliofarm.judge.checks import Outcome
 from foliofarm.kernel.build import Artifacts, Builder, extra_fragment
 from foliofarm.matrix import Cell
@@ -29,6 +31,8 @@ from foliofarm.util import settle
 Built = tuple[Artifacts | None, Path | None, FarmError | None]
 # A tree's disk (selftests, thpmaps), or why there is none.
 TreeDisk = tuple[Path | None, str | None]
+# The milestone of the farm's own checks' verdict (Lab.own_verdict).
+OWN = "own checks"
 
 
 def no_status(message: str) -> nullcontext[None]:
@@ -55,6 +59,7 @@ class Lab:
         self.selftests: dict[int, Future[TreeDisk]] = {}
         self.thpmaps: dict[int, Future[TreeDisk]] = {}
         self.ktap_parser: Path | None = None
+        self.own_told = False     # own_verdict: said once
 
     def ground(self) -> plan.Ground:
         """What the plan works with."""
@@ -208,7 +213,8 @@ class Lab:
             k.thpmaps, k.thpmaps_error = self.thpmaps[id(src)].result()
         ok = measure.measure_kernel(self.context(slots), k,
                                     reuse_base=role != Role.SERIES and not self.opts.fresh,
-                                    want_noise=role == Role.BASE and self.opts.two_sided)
+                                    want_noise=(role == Role.BASE and self.opts.two_sided)
+                                    or (role is None and self.opts.noise))
         if role != Role.BASE:
             self._draw(page)
         return ok
@@ -231,7 +237,40 @@ class Lab:
                                accel=o.accel, boot_timeout=o.boot_timeout,
                                log=self.log, status=self.status if slots is None else no_status,
                                guests=o.guests, cpus=o.cpus, memory_mb=o.memory_mb,
-                               numa_nodes=o.numa_nodes, slots=slots, ktap_parser=self.ktap_parser)
+                               numa_nodes=o.numa_nodes, slots=slots, ktap_parser=self.ktap_parser,
+                               recorded=self.own_verdict)
+
+    def own_verdict(self) -> None:
+        """The farm's own checks' verdict, written and told as soon as it is
+        final (every cell of both sides has their outcomes), while thpmaps and
+        the kernel's selftests still run: a reader has the fast answer first.
+        Rows whose figures moved still get their confirming boot after their
+        page size's selftests; they are counted as to be confirmed."""
+        o, w = self.opts, self.writer
+        own = [c.name for c in o.checks if c.options.get("kind") not in ("selftests", "thpmaps")]
+        rest = [c.name for c in o.checks if c.name not in own]
+        with w.lock:
+            sides = w.doc.get("sides")
+            if self.own_told or not sides or not own or not rest:
+                return
+            want = [f"{p.name}-{fs.name}-{side['kernel']}" for side in sides.values()
+                    for p in o.page_sizes for fs in o.filesystems
+                    if o.cells is None or f"{p.name}-{fs.name}" in o.cells]
+            got = {(c["id"], ch["name"]) for c in w.doc["cells"] for ch in c["checks"]}
+            if not all((cid, n) in got for cid in want for n in own):
+                return
+            self.own_told = True
+            rows = [r for r in compare.verdicts(w.doc) if r["check"].split(":")[0] in own]
+            counts = dict(Counter(r["verdict"] for r in rows if not r.get("subtest_of")))
+            moved = sum(1 for r in rows if r.get("changed") and r["verdict"] in ("changed", "regression"))
+            w.doc.setdefault("milestones", []).append(
+                {"part": OWN, "seconds": w.seconds(), "checks": own, "verdicts": counts,
+                 "pending": rest, "to_confirm": moved})
+            w.flush()
+        told = ", ".join(f"{n} {v}" for v, n in sorted(counts.items()))
+        self.log(f"the farm's own checks' verdict is final after {w.seconds():.0f} s: {told}"
+                 + (f" ({moved} with moved figures to be confirmed by a second boot)" if moved else "")
+                 + f"; {', '.join(rest)} still running", "bold")
 
     def _error_cells(self, of: list[Cell], message: str) -> None:
         for cell in of:

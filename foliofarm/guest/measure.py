@@ -12,10 +12,11 @@ import shlex
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from foliofarm.guest import ktap
+from foliofarm.guest import ktap, split
 from foliofarm.guest.cells import Context, GuestSlots, Kernel, baseline_path, machine, tree_disk
 from foliofarm.guest.qemu import OUTBOX_BYTES
 from foliofarm.guest.saved import digest, load_saved, new_saved, ranges_of
@@ -25,6 +26,9 @@ from foliofarm.judge.noise import fold, moved_pairs, noise_of, sample_figures, s
 from foliofarm.matrix import Cell
 from foliofarm.schema import Role
 from foliofarm.util import tmp_dir, write_json
+
+# The page parts' guest, in place of a filesystem in the boot's name.
+BARE = "nofs"
 
 def parse_tests(ctx: Context, m: dict[str, Any]) -> dict[str, Any] | None:
     """A selftests run's KTAP (or, where the kernel cut it short, the console
@@ -92,17 +96,34 @@ def boot_and_measure(ctx: Context, k: Kernel, label: str = "",
     once. Returns the raw measurements by "fs/check" and whether every boot was
     clean."""
     by_cell: dict[str, list[tuple[Cell, Check]]] = {}
+    per_page: dict[str, tuple[Cell, Check]] = {}
     one = Pass(ctx, k, label)
     for cell, chk in pairs or [(c, chk) for c in k.cells for chk in ctx.checks]:
         there, why = tree_disk(k, chk)
         if not there:       # nothing to run them from: no boot for them
             one.on_measured(cell, chk, {"kind": Kind.ERROR, "reason": why})
+        elif split.splits(chk):
+            # its cell part in the cell's boot, its page part once (split.py)
+            by_cell.setdefault(cell.id, []).append((cell, split.part(chk, split.CELL)))
+            per_page.setdefault(chk.name, (cell, split.part(chk, split.PAGE)))
         else:
             by_cell.setdefault(cell.id, []).append((cell, chk))
-    one.boot_cells(list(by_cell.values()))
+    groups = [Group(g) for g in by_cell.values()]
+    if per_page:     # one guest with no cell filesystem for every page part
+        groups.append(Group(list(per_page.values()), bare=True))
+    one.boot_cells(groups)
     if not label:
         one.finish_cells()
     return one.measured, one.clean()
+
+
+@dataclass
+class Group:
+    """The (cell, check) pairs one guest measures: a cell's, with its disks;
+    or (``bare``) the page parts of split checks, in a guest with no cell
+    filesystem attached."""
+    pairs: list[tuple[Cell, Check]]
+    bare: bool = False
 
 
 class Pass:
@@ -119,10 +140,33 @@ class Pass:
         self.boots: list[Any] = []
         self.lock = threading.Lock()
         self.timeouts = base_timeouts(ctx, k)
+        # split checks: the page part by check, cell parts waiting for it
+        self.page_parts: dict[str, tuple[dict[str, Any], str]] = {}
+        self.cell_parts: dict[str, list[tuple[Cell, dict[str, Any]]]] = {}
+        self.page_boot = ""
 
     def on_measured(self, cell: Cell, chk: Check, m: dict[str, Any]) -> None:
         if chk.options.get("kind") == "selftests" and m["kind"] in (Kind.KTAP, Kind.CRASH):
             m["tests"] = parse_tests(self.ctx, m)
+        which = split.part_of(chk)
+        if which is None:
+            self.record(cell, chk, m)
+            return
+        # a part: the cell's measurement once both parts are there
+        whole = next(c for c in self.ctx.checks if c.name == chk.name)
+        with self.lock:
+            if which == split.PAGE:
+                self.page_parts[chk.name] = (m, self.page_boot)
+                ready = self.cell_parts.pop(chk.name, [])
+            else:
+                ready = [(cell, m)] if chk.name in self.page_parts else []
+                if not ready:
+                    self.cell_parts.setdefault(chk.name, []).append((cell, m))
+            page_m, where = self.page_parts.get(chk.name, ({}, ""))
+        for c, cell_m in ready:
+            self.record(c, whole, split.merge(page_m, cell_m, where))
+
+    def record(self, cell: Cell, chk: Check, m: dict[str, Any]) -> None:
         with self.lock:
             self.measured[f"{cell.fs.name}/{chk.name}"] = m
             self.splats[cell.id] += [f"{s} (during {chk.name})" for s in m.get("splats", [])]
@@ -131,6 +175,8 @@ class Pass:
             outcome = judge(self.ctx, self.k, cell, chk, m)
             self.ctx.writer.record(cell, outcome, excerpt=m.get("excerpt", ""))
             self.ctx.log(f"{cell.id} {chk.name}: {outcome.outcome} {outcome.reason}", None)
+        if self.ctx.recorded is not None:
+            self.ctx.recorded()
 
     def on_boot(self, boot: Any) -> None:
         with self.lock:
@@ -144,31 +190,39 @@ class Pass:
         else:
             self.ctx.log(f"{what}: {boot.boot_seconds}s to the shell, console {boot.console_log}", None)
 
-    def boot_cell(self, cell_pairs: list[tuple[Cell, Check]], status: Callable[[str], Any] | None) -> None:
-        """Boot one cell's guest as often as its checks need (session.run_boots)."""
-        ctx, cell = self.ctx, cell_pairs[0][0]
+    def boot_cell(self, group: Group, status: Callable[[str], Any] | None) -> None:
+        """Boot one group's guest as often as its checks need (session.run_boots)."""
+        ctx, cell_pairs = self.ctx, group.pairs
+        cell = cell_pairs[0][0]
         with tmp_dir("outbox") as tmp:
             outbox = Path(tmp) / "outbox.img"
             with open(outbox, "wb") as f:      # sparse: costs only what the dumps write
                 f.truncate(OUTBOX_BYTES)
-            argv = machine(ctx, self.k, [cell], outbox).argv()
-            stem = ctx.writer.dir / "boots" / f"{self.page.name}-{cell.fs.name}-{self.kernel}{self.label}"
+            argv = machine(ctx, self.k, [] if group.bare else [cell], outbox).argv()
+            name = f"{self.page.name}-{BARE if group.bare else cell.fs.name}-{self.kernel}{self.label}"
+            stem = ctx.writer.dir / "boots" / name
+            if group.bare:
+                with self.lock:
+                    self.page_boot = f"in boot {name} (no cell filesystem attached)"
             boots = BootPlan(argv=argv, log_stem=stem, page=self.page, kernel=self.kernel, pairs=cell_pairs,
                              boot_timeout=ctx.boot_timeout, timeouts=self.timeouts, qemu=shlex.join(argv),
-                             outbox=outbox)
+                             outbox=outbox, fs=BARE if group.bare else None)
             for _ in run_boots(boots, self.on_measured, self.on_boot, status):
                 pass
 
-    def boot_cells(self, groups: list[list[tuple[Cell, Check]]]) -> None:
-        """Every cell's boots, ``ctx.guests`` at once, each free guest slot to
-        the waiting cell of lowest rank across the page sizes (GuestSlots)."""
+    def boot_cells(self, groups: list[Group]) -> None:
+        """Every group's boots, ``ctx.guests`` at once, each free guest slot to
+        the waiting group of lowest rank across the page sizes (GuestSlots):
+        cells' boots before the page parts' (the farm's own checks run first
+        in each cell's boot, so their verdict is final first), then by page
+        size and filesystem."""
         ctx = self.ctx
         slots = ctx.slots or GuestSlots(ctx.guests)
         fs_rank = {c.fs.name: i for i, c in enumerate(self.k.cells)}
 
-        def in_slot(g: list[tuple[Cell, Check]]) -> None:
-            cell = g[0][0]
-            with slots.slot((cell.page.bytes, self.label, fs_rank[cell.fs.name])):
+        def in_slot(g: Group) -> None:
+            cell = g.pairs[0][0]
+            with slots.slot((g.bare, cell.page.bytes, self.label, fs_rank[cell.fs.name])):
                 self.boot_cell(g, None)
 
         what = f"{self.page.name} {self.kernel}{self.label}"
@@ -211,6 +265,8 @@ def measure_kernel(ctx: Context, k: Kernel, reuse_base: bool, want_noise: bool) 
                 m = saved["measurements"][f"{cell.fs.name}/{chk.name}"]
                 w.record(cell, judge(ctx, k, cell, chk, m), flush=False)
             w.record(cell, console_outcome([]), flush=False)
+        if ctx.recorded is not None:
+            ctx.recorded()
         w.add("boots", {"page_size": k.cells[0].page.name, "kernel": k.cells[0].kernel,
                         "reused": str(path), "measured_by": saved.get("run_id"),
                         "console_log": saved.get("console_log")})

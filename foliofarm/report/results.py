@@ -115,6 +115,10 @@ def _seconds(x: float) -> str:
     return f"{x:.3f}"
 
 
+# The last milestone of a run whose own checks' verdict came first.
+WHOLE = "whole verdict"
+
+
 class ResultsWriter:
     def __init__(self, root: Path, command: list[str], run_id: str | None = None,
                  strict_style: bool = False) -> None:
@@ -123,6 +127,7 @@ class ResultsWriter:
         # to the document, and every write of it, holds this.
         self.lock = threading.RLock()
         self.run_id = run_id or time.strftime("%Y%m%d-%H%M%S") + f"-{os.getpid()}"
+        self.t0 = time.monotonic()
         self.root = root
         self.dir = root / self.run_id
         self.dir.mkdir(parents=True, exist_ok=True)
@@ -202,8 +207,14 @@ class ResultsWriter:
             self.doc["cells"].sort(key=lambda c: (kernels.index(c["kernel"]), pages.get(c["page_size"], 99),
                                                   fss.get(c["fs"], 99)))
 
+    def seconds(self) -> float:
+        """Since the run started."""
+        return round(time.monotonic() - self.t0, 1)
+
     def finish(self, complete: bool) -> int:
         with self.lock:
+            if self.doc.get("milestones"):
+                self.doc["milestones"].append({"part": WHOLE, "seconds": self.seconds()})
             self.order_cells()
             self.doc["complete"] = complete
             self.doc["finished"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())

@@ -35,9 +35,33 @@ def summary(doc: Results) -> Section:
         s.blocks.append(("p", f"Verdicts: {counts or 'none'}."))
     s.blocks.append(("p", f"Run {doc.run_id}, started {doc.started}, "
                           f"{'complete' if doc.complete else 'INCOMPLETE'}."))
+    if line := final_parts(doc):
+        s.blocks.append(("p", line))
     for e in doc.errors:
         s.blocks.append(("pre", f"error ({e.stage}): {e.message}"))
     return s
+
+
+def final_parts(doc: Results) -> str:
+    """Which part of the verdict is final: the farm's own checks' comes first
+    (guest/lab.py own_verdict), the whole verdict when the run ends."""
+    if not doc.milestones:
+        return ""
+    said = []
+    for m in doc.milestones:
+        if m.checks:
+            told = ", ".join(f"{n} {v}" for v, n in sorted(m.verdicts.items()))
+            said.append(f"The farm's own checks' verdict ({', '.join(m.checks)}) was final "
+                        f"{m.seconds:.0f} s after the run started ({told}"
+                        + (f"; {m.to_confirm} with moved figures, confirmed later" if m.to_confirm else "")
+                        + ").")
+        else:
+            said.append(f"The whole verdict was final after {m.seconds:.0f} s.")
+    if not doc.finished:
+        pending = doc.milestones[-1].pending
+        said.append(f"Still running: {', '.join(pending)}; their verdicts are not final."
+                    if pending else "The run has not finished.")
+    return " ".join(said)
 
 
 def series(doc: Results) -> list[Section]:

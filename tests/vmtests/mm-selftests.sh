@@ -1,6 +1,6 @@
 #!/bin/sh
 # The kernel's mm selftests in the guest:
-#   mm-selftests CATEGORIES TIMEOUT DIR HUGETLB_MB [LEFT_OUT]
+#   mm-selftests CATEGORIES TIMEOUT DIR HUGETLB_MB [LEFT_OUT [PART]]
 #   CATEGORIES  run_vmtests.sh -t list ("mmap mremap cow ..."), or "all"
 #   TIMEOUT     seconds each test may run before it is killed
 #   DIR         a writable directory on the cell's filesystem type for the tests
@@ -9,13 +9,20 @@
 #   HUGETLB_MB  memory reserved as hugetlb pages of the default size first
 #   LEFT_OUT    programs of those categories reported as SKIP instead of run
 #               (space-separated names: the slowest under TCG), or -
+#   PART        which tests run here: all (the default); page, those that take
+#               no filesystem folder (run once per page size, in a guest with no
+#               cell filesystem attached); cell, those run_vmtests.sh gives the
+#               cell's folder (run in each cell). The others are reported as
+#               SKIP "elsewhere: ...", which the host leaves out when it puts
+#               the two parts together.
 # The selftests disk (mounted at /mnt/ffmm) holds the programs built from the
 # tree under test, run_vmtests.sh and bash. The programs stay there; the work
 # folder in tmpfs links to them (run_vmtests.sh mounts hugetlbfs at ./huge).
 # The output goes to the console (a crash leaves what was printed) and to
 # /tmp/out/mm-selftests.ktap, which the host reads whole.
 set -u
-cats=$1 per_test=$2 dir=$3 hugetlb_mb=$4 left_out=${5:--}
+cats=$1 per_test=$2 dir=$3 hugetlb_mb=$4 left_out=${5:--} part=${6:-all}
+case $part in all|page|cell) ;; *) echo "mm-selftests: PART is all, page or cell, not $part"; exit 2 ;; esac
 st=/mnt/ffmm
 out=/tmp/out/mm-selftests.ktap
 if [ ! -x "$st/bin/run_vmtests.sh" ] || [ ! -x "$st/bash" ]; then
@@ -41,7 +48,21 @@ ff_timed() {
 		echo "foliofarm: SKIP: left out of this run (minutes under TCG): --mm-selftests with its category runs it"
 		return 4 ;;
 	esac
-	case " $* " in *" /tmp/mm-fs "*)
+	# The cell's filesystem reaches a test only as the folder run_vmtests.sh
+	# gives it (/tmp/mm-fs, bound to the cell's scratch filesystem): a test
+	# without it runs in tmpfs and on anonymous memory, the same in every cell
+	# of a page size.
+	local takes_fs=no
+	case " $* " in *" /tmp/mm-fs "*) takes_fs=yes ;; esac
+	if [ "$FF_PART" = page ] && [ $takes_fs = yes ]; then
+		echo "foliofarm: SKIP: elsewhere: takes the cell's filesystem, runs in each cell's boot"
+		return 4
+	fi
+	if [ "$FF_PART" = cell ] && [ $takes_fs = no ]; then
+		echo "foliofarm: SKIP: elsewhere: takes no filesystem, runs once per page size"
+		return 4
+	fi
+	case $takes_fs in yes)
 		if [ -z "$FF_FS_DIR" ]; then
 			echo "foliofarm: SKIP: no writable filesystem of the cell's type (EROFS is read-only)"
 			return 4
@@ -64,7 +85,7 @@ if ! grep -q 'ff_timed "\$@"' "$work/run_vmtests.sh"; then
 	echo "mm-selftests: run_vmtests.sh of this tree has no (\"\$@\" 2>&1) line to put a deadline on"
 	exit 3
 fi
-export FF_TEST_TIMEOUT=$per_test FF_LEFT_OUT=$left_out
+export FF_TEST_TIMEOUT=$per_test FF_LEFT_OUT=$left_out FF_PART=$part
 # The folder for the tests that write files (khugepaged all:file,
 # split_huge_page_test): on the cell's own filesystem where it has a scratch one;
 # where it has none (EROFS is read-only) those tests report SKIP, as tmpfs would

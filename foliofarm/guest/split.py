@@ -1,0 +1,117 @@
+"""A selftests check split by what its tests touch (``per_page = true`` in
+tests/vmtests/checks.toml).
+
+The cell's filesystem reaches a selftest only as the folder run_vmtests.sh
+gives it on its command line (/tmp/mm-fs, bound to the cell's scratch
+filesystem: khugepaged all:file, split_huge_page_test); every other test runs
+in tmpfs on anonymous, shmem and hugetlb memory, the same in each cell of a page
+size. So the farm runs those once per page size ("page" part), in a guest with
+no cell filesystem attached at all: a test there that needed one could not
+reach it, and would fail or skip where the whole run passes (tests/test_split.py
+replays full runs to show that they judge the same). The tests that take the
+folder run in each cell's own boot ("cell" part). Each part reports the other's
+tests as SKIP "elsewhere: ..." (tests/vmtests/mm-selftests.sh); the host puts
+a cell's part and its page size's part together into the one measurement the
+check has always had, so that judging, comparing base with series, the noise,
+the saved measurements and the report see every test in every cell."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from foliofarm.guest import splat
+from foliofarm.guest.ktap import ELSEWHERE
+from foliofarm.judge.checks import Check, Kind
+
+PAGE, CELL = "page", "cell"
+
+
+def splits(chk: Check) -> bool:
+    """``chk`` runs as a page part and a cell part."""
+    return chk.options.get("kind") == "selftests" and bool(chk.options.get("per_page"))
+
+
+def part(chk: Check, which: str) -> Check:
+    return dataclasses.replace(chk, options={**chk.options, "part": which})
+
+
+def part_of(chk: Check) -> str | None:
+    """"page" or "cell" for a part of a split check, else None."""
+    p = chk.options.get("part")
+    return p if p in (PAGE, CELL) else None
+
+
+def _here(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [r for r in results if not (r.get("status") == "skip"
+                                       and str(r.get("reason", "")).startswith(ELSEWHERE))]
+
+
+def merge_results(page: list[dict[str, Any]], cell: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The tests of both parts in the order run_vmtests.sh ran them: both parts
+    walk the same list, each reporting the other's tests as "elsewhere", so
+    where their names agree test by test each place takes the part that ran
+    it (a test left out of both, as SKIP in both, once). Where they do not
+    agree (a part cut short by a crash), the page part's tests, then the
+    cell's."""
+    names_p, names_c = [r.get("name") for r in page], [r.get("name") for r in cell]
+    n = min(len(page), len(cell))
+    if names_p[:n] != names_c[:n]:
+        return _here(page) + _here(cell)
+    out = []
+    for i in range(max(len(page), len(cell))):
+        mine = _here([x for x in (page[i] if i < len(page) else None,
+                                  cell[i] if i < len(cell) else None) if x is not None])
+        if mine:
+            out.append(mine[0])
+    return out
+
+
+def _ktap(page_m: dict[str, Any], cell_m: dict[str, Any], where: str) -> str:
+    return (f"# foliofarm: part 1 of 2, the tests that take no filesystem: run once for the "
+            f"page size, {where}\n{page_m.get('ktap') or page_m.get('console') or ''}\n"
+            f"# foliofarm: part 2 of 2, the tests that take the cell's filesystem: run in the "
+            f"cell's own boot\n{cell_m.get('ktap') or cell_m.get('console') or ''}")
+
+
+def merge(page_m: dict[str, Any], cell_m: dict[str, Any], where: str) -> dict[str, Any]:
+    """One cell's measurement of a split check from its page size's part
+    (``where``: the boot it ran in) and its own part, both already parsed
+    (``tests``). A crash in either is the cell's crash; else an error in
+    either is the cell's error; the kernel's reports and taint of both count."""
+    kinds = [Kind(page_m["kind"]), Kind(cell_m["kind"])]
+    parts = {PAGE: page_m, CELL: cell_m}
+    worst = next((k for k in (Kind.CRASH, Kind.ERROR) if k in kinds), Kind.KTAP)
+    m: dict[str, Any] = {"kind": worst, "split": {
+        PAGE: {"where": where, "kind": page_m["kind"], "seconds": page_m.get("seconds")},
+        CELL: {"kind": cell_m["kind"], "seconds": cell_m.get("seconds")}}}
+    if worst != Kind.KTAP:
+        bad = next(p for p in (PAGE, CELL) if Kind(parts[p]["kind"]) == worst)
+        src = parts[bad]
+        what = ("the tests run once for the page size" if bad == PAGE
+                else "the tests that take the cell's filesystem")
+        m["reason"] = f"{what}: {src.get('reason', '')}"
+        for key in ("excerpt", "ended_boot", "boot_failed", "console"):
+            if key in src:
+                m[key] = src[key]
+    tests = [p.get("tests") for p in (page_m, cell_m)]
+    if all(isinstance(t, dict) for t in tests):
+        tp, tc = tests
+        m["tests"] = {"results": merge_results(tp.get("results") or [], tc.get("results") or []),
+                      "planned": tp.get("planned"),
+                      "complete": bool(tp.get("complete")) and bool(tc.get("complete")),
+                      "parser_errors": (tp.get("parser_errors") or []) + (tc.get("parser_errors") or []),
+                      "parser": tp.get("parser") or tc.get("parser")}
+    elif any(isinstance(t, dict) for t in tests):
+        m["tests"] = next(t for t in tests if isinstance(t, dict))
+    if any("ktap" in p or "console" in p for p in (page_m, cell_m)):
+        m["ktap"] = _ktap(page_m, cell_m, where)
+    for key in ("seconds", "transfer_seconds"):
+        vals = [p[key] for p in (page_m, cell_m) if isinstance(p.get(key), (int, float))]
+        if vals:
+            m[key] = round(sum(vals), 2)
+    m["splats"] = list(dict.fromkeys((page_m.get("splats") or []) + (cell_m.get("splats") or [])))
+    m["taint_mask"] = int(page_m.get("taint_mask") or 0) | int(cell_m.get("taint_mask") or 0)
+    m["taint"] = splat.taint_letters(m["taint_mask"])
+    m["kernel_log"] = "\n".join(x for x in (page_m.get("kernel_log"), cell_m.get("kernel_log")) if x)
+    return m
