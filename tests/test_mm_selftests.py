@@ -54,9 +54,15 @@ def test_each_page_size_runs_the_selftests_with_a_verdict_per_test(selftests_run
         assert st["metrics"]["tests"] == len(st["subtests"]) >= 3
         assert st["metrics"]["pass"] + st["metrics"]["xfail"] + st["metrics"]["skip"] == st["metrics"]["tests"]
         ktap = results / doc["run_id"] / "cells" / cell["id"] / "mm-selftests.ktap"
-        # the hugetlb pages the boot reserved on the command line, then
-        # run_vmtests.sh's own KTAP
-        first, second = ktap.read_text().splitlines()[:2]
+        # two parts: the tests run once for the page size, in a guest with no
+        # cell filesystem, then the cell's own (those given its folder)
+        lines = ktap.read_text().splitlines()
+        parts = [i for i, ln in enumerate(lines) if ln.startswith("# foliofarm: part ")]
+        assert len(parts) == 2, parts
+        assert f"in boot {cell['page_size']}-nofs-7.3" in lines[parts[0]], lines[parts[0]]
+        # each part: the hugetlb pages the boot reserved on the command line,
+        # then run_vmtests.sh's own KTAP
+        first, second = lines[parts[0] + 1:parts[0] + 3]
         got = re.fullmatch(r"# foliofarm: hugetlb: (\d+) of (\d+) pages of (\d+) kB reserved \((\d+) at boot\)",
                            first)
         assert got, first
@@ -68,6 +74,13 @@ def test_each_page_size_runs_the_selftests_with_a_verdict_per_test(selftests_run
             # buddy allocator's highest order: README, "Hugetlb pages".)
             assert have == boot == want, first
         assert second == "TAP version 13"
+    # one guest per page size for the tests that take no filesystem, with none
+    # of the cells' filesystems attached
+    bare = [b for b in doc["boots"] if b["fs"] == "nofs"]
+    assert sorted(b["page_size"] for b in bare) == ["16k", "4k", "64k"], doc["boots"]
+    for b in bare:
+        assert not any(k.startswith(("mount:ext4", "mount:xfs", "mount:erofs")) for k in b["banner"]), b
+        assert b["banner"]["mount:ffmm"].startswith("vd"), b
     # every guest had its swap disk on, two NUMA nodes and two CPUs
     for b in doc["boots"]:
         dev, kb, _ = b["banner"]["swap"].split()

@@ -21,7 +21,8 @@ from foliofarm.util import sha256_text
 
 # How cells share boots: part of what a boot's figures depend on (the page
 # cache and memory a cell's checks find), so part of the saved measurements' key.
-BOOT_LAYOUT = "one boot per cell, a swap disk; split selftests: page parts in a guest of their own"
+BOOT_LAYOUT = ("per cell a boot for the farm's checks and one for its tree's, a swap disk; split "
+               "selftests: page parts in a guest of their own")
 
 
 class GuestSlots:

@@ -27,8 +27,10 @@ from foliofarm.matrix import Cell
 from foliofarm.schema import Role
 from foliofarm.util import tmp_dir, write_json
 
-# The page parts' guest, in place of a filesystem in the boot's name.
+# The page parts' guest, in place of a filesystem in the boot's name; a
+# cell's boot for its tree's checks (thpmaps, the selftests' cell part).
 BARE = "nofs"
+TREE_SUFFIX = "-tree"
 
 def parse_tests(ctx: Context, m: dict[str, Any]) -> dict[str, Any] | None:
     """A selftests run's KTAP (or, where the kernel cut it short, the console
@@ -92,38 +94,49 @@ def boot_and_measure(ctx: Context, k: Kernel, label: str = "",
     as they arrive unless ``label`` is set (a repeat, kept only for its figures).
     Each cell gets boots of its own (with just its disks): what one check does
     to the page cache or to memory can move another cell's figures only within
-    its own cell, a hang costs that cell alone, and ``ctx.guests`` cells boot at
-    once. Returns the raw measurements by "fs/check" and whether every boot was
+    its own cell, a hang costs that cell alone, and ``ctx.guests`` guests boot
+    at once. A cell's farm checks boot apart from its tree's checks (thpmaps,
+    the selftests), and split selftests run their page part once (Group).
+    Returns the raw measurements by "fs/check" and whether every boot was
     clean."""
-    by_cell: dict[str, list[tuple[Cell, Check]]] = {}
+    by_cell: dict[tuple[str, bool], list[tuple[Cell, Check]]] = {}
     per_page: dict[str, tuple[Cell, Check]] = {}
     one = Pass(ctx, k, label)
     for cell, chk in pairs or [(c, chk) for c in k.cells for chk in ctx.checks]:
         there, why = tree_disk(k, chk)
         if not there:       # nothing to run them from: no boot for them
             one.on_measured(cell, chk, {"kind": Kind.ERROR, "reason": why})
-        elif split.splits(chk):
+            continue
+        own = chk.options.get("kind") not in TREE_KINDS
+        if split.splits(chk):
             # its cell part in the cell's boot, its page part once (split.py)
-            by_cell.setdefault(cell.id, []).append((cell, split.part(chk, split.CELL)))
             per_page.setdefault(chk.name, (cell, split.part(chk, split.PAGE)))
-        else:
-            by_cell.setdefault(cell.id, []).append((cell, chk))
-    groups = [Group(g) for g in by_cell.values()]
+            chk = split.part(chk, split.CELL)
+        by_cell.setdefault((cell.id, own), []).append((cell, chk))
+    groups = [Group(g, later=not own) for (_, own), g in by_cell.items()]
     if per_page:     # one guest with no cell filesystem for every page part
-        groups.append(Group(list(per_page.values()), bare=True))
+        groups.append(Group(list(per_page.values()), bare=True, later=True))
     one.boot_cells(groups)
     if not label:
         one.finish_cells()
     return one.measured, one.clean()
 
 
+# Checks run from a tree's own disk (the kernel's selftests, its thpmaps):
+# minutes where the farm's own checks take seconds, so they boot apart.
+TREE_KINDS = ("selftests", "thpmaps")
+
+
 @dataclass
 class Group:
     """The (cell, check) pairs one guest measures: a cell's, with its disks;
     or (``bare``) the page parts of split checks, in a guest with no cell
-    filesystem attached."""
+    filesystem attached. A cell's farm checks boot on their own, ahead of
+    everything ``later`` (its tree's checks): their verdict is final in
+    about a minute, while the tree's checks take minutes."""
     pairs: list[tuple[Cell, Check]]
     bare: bool = False
+    later: bool = False
 
 
 class Pass:
@@ -199,7 +212,8 @@ class Pass:
             with open(outbox, "wb") as f:      # sparse: costs only what the dumps write
                 f.truncate(OUTBOX_BYTES)
             argv = machine(ctx, self.k, [] if group.bare else [cell], outbox).argv()
-            name = f"{self.page.name}-{BARE if group.bare else cell.fs.name}-{self.kernel}{self.label}"
+            name = (f"{self.page.name}-{BARE if group.bare else cell.fs.name}-{self.kernel}{self.label}"
+                    + (TREE_SUFFIX if group.later and not group.bare else ""))
             stem = ctx.writer.dir / "boots" / name
             if group.bare:
                 with self.lock:
@@ -213,17 +227,22 @@ class Pass:
     def boot_cells(self, groups: list[Group]) -> None:
         """Every group's boots, ``ctx.guests`` at once, each free guest slot to
         the waiting group of lowest rank across the page sizes (GuestSlots):
-        cells' boots before the page parts' (the farm's own checks run first
-        in each cell's boot, so their verdict is final first), then by page
-        size and filesystem."""
+        the farm's own checks' boots first (their verdict is final first),
+        the cells' tree checks, then the page parts, by page size and
+        filesystem."""
         ctx = self.ctx
         slots = ctx.slots or GuestSlots(ctx.guests)
         fs_rank = {c.fs.name: i for i, c in enumerate(self.k.cells)}
 
-        def in_slot(g: Group) -> None:
+        def rank(g: Group) -> tuple[Any, ...]:
             cell = g.pairs[0][0]
-            with slots.slot((g.bare, cell.page.bytes, self.label, fs_rank[cell.fs.name])):
+            return g.later, g.bare, cell.page.bytes, self.label, fs_rank[cell.fs.name]
+
+        def in_slot(g: Group) -> None:
+            with slots.slot(rank(g)):
                 self.boot_cell(g, None)
+
+        groups = sorted(groups, key=rank)
 
         what = f"{self.page.name} {self.kernel}{self.label}"
         ctx.log(f"booting {what}: {len(groups)} cell(s), {min(ctx.guests, len(groups))} guest(s) at a time",

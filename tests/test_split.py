@@ -1,0 +1,110 @@
+"""The mm selftests split by what they touch (foliofarm/guest/split.py): the
+two parts a real run wrote, parsed by the kernel's KTAP parser and put
+together, judge every test once, as one unsplit run of the same tests does."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from foliofarm.guest import ktap, split
+from foliofarm.judge.checks import catalogue, judge_measurement
+from test_ktap import parser  # noqa: F401  (fixture)
+
+DATA = Path(__file__).parent / "data" / "ktap"
+PART2 = "# foliofarm: part 2 of 2"
+
+
+def parts(name: str) -> tuple[str, str]:
+    """The page part and the cell part of a merged file a real run wrote."""
+    text = (DATA / name).read_text()
+    head, _, tail = text.partition(PART2)
+    assert tail, f"{name} has no second part"
+    return head, tail.partition("\n")[2]
+
+
+def measured(parser, text: str, kind: str = "ktap", seconds: float = 10.0) -> dict:  # noqa: F811
+    run = ktap.parse(text, parser)
+    return {"kind": kind, "ktap": text, "seconds": seconds, "splats": [], "taint": "", "taint_mask": 0,
+            "tests": {"results": [r.as_dict() for r in run.results], "complete": run.complete,
+                      "planned": run.planned, "parser_errors": run.errors}}
+
+
+def test_each_part_reports_the_others_tests_as_elsewhere(parser):  # noqa: F811
+    page, cell = parts("split-7.3-4k-ext4-thp.ktap")
+    p, c = measured(parser, page)["tests"]["results"], measured(parser, cell)["tests"]["results"]
+    assert [r["name"] for r in p] == [r["name"] for r in c]
+    away_p = {r["name"] for r in p if r.get("reason", "").startswith(ktap.ELSEWHERE)}
+    away_c = {r["name"] for r in c if r.get("reason", "").startswith(ktap.ELSEWHERE)}
+    # the page part ran exactly the tests given no folder, the cell part the others
+    assert away_p == {"khugepaged all:file /tmp/mm-fs", "split_huge_page_test /tmp/mm-fs"}
+    assert away_p.isdisjoint(away_c) and away_p | away_c == {r["name"] for r in p}
+
+
+def test_merged_parts_judge_every_test_once(parser):  # noqa: F811
+    page, cell = parts("split-7.3-4k-ext4-thp.ktap")
+    m = split.merge(measured(parser, page, seconds=70.0), measured(parser, cell, seconds=23.0),
+                    "in boot 4k-nofs-7.3")
+    assert m["kind"] == "ktap" and m["seconds"] == 93.0
+    assert m["split"]["page"]["where"] == "in boot 4k-nofs-7.3"
+    out = judge_measurement(catalogue()["mm-selftests"], m, "7.3", "4k", "ext4")
+    assert out.outcome == "pass", out.reason
+    names = [s["name"] for s in out.subtests]
+    assert len(names) == len(set(names)) == 9
+    assert all(s["outcome"] == "pass" for s in out.subtests), out.subtests
+    assert not any("elsewhere" in s.get("reason", "") for s in out.subtests)
+
+
+def test_a_failure_in_either_part_is_the_cells(parser):  # noqa: F811
+    page, cell = parts("split-7.3-4k-ext4-thp.ktap")
+    broken = cell.replace("ok 7 split_huge_page_test /tmp/mm-fs\n",
+                          "not ok 7 split_huge_page_test /tmp/mm-fs # exit=1\n")
+    m = split.merge(measured(parser, page), measured(parser, broken), "x")
+    out = judge_measurement(catalogue()["mm-selftests"], m, "7.3", "4k", "ext4")
+    assert out.outcome == "fail" and "split_huge_page_test" in out.reason
+    broken = page.replace("ok 9 folio_split_race_test\n", "not ok 9 folio_split_race_test # exit=1\n")
+    m = split.merge(measured(parser, broken), measured(parser, cell), "x")
+    out = judge_measurement(catalogue()["mm-selftests"], m, "7.3", "4k", "ext4")
+    assert out.outcome == "fail" and "folio_split_race_test" in out.reason
+
+
+def test_a_crash_of_the_page_part_is_every_cells_crash(parser):  # noqa: F811
+    page, cell = parts("split-7.3-4k-ext4-thp.ktap")
+    cut = page[:page.index("ok 3 khugepaged all:shmem")]
+    dead = {**measured(parser, cut, kind="crash"), "reason": "kernel panic", "ended_boot": True,
+            "splats": ["BUG: kernel NULL pointer dereference"], "taint": "D", "taint_mask": 128}
+    m = split.merge(dead, measured(parser, cell), "in boot 4k-nofs-7.3")
+    assert m["kind"] == "crash" and m["reason"].startswith("the tests run once for the page size")
+    assert m["splats"] == ["BUG: kernel NULL pointer dereference"] and m["taint_mask"] == 128
+    out = judge_measurement(catalogue()["mm-selftests"], m, "7.3", "4k", "ext4")
+    assert out.outcome == "fail" and "kernel hung or crashed" in out.reason
+    # what ran before the crash is kept, and the cell's own tests with it
+    names = [s["name"] for s in out.subtests]
+    assert "khugepaged" in names and "split_huge_page_test /tmp/mm-fs" in names
+
+
+def test_an_error_of_one_part_names_it():
+    ok = {"kind": "ktap", "tests": {"results": [], "complete": True}, "seconds": 1.0}
+    err = {"kind": "error", "reason": "the selftests disk is not mounted in the guest"}
+    m = split.merge(ok, err, "x")
+    assert m["kind"] == "error"
+    assert m["reason"] == "the tests that take the cell's filesystem: the selftests disk is not mounted in the guest"
+
+
+@pytest.mark.parametrize("page_names,cell_names,expect", [
+    # the same list walked by both: each place from the part that ran it
+    (["a", "b", "c"], ["a", "b", "c"], ["a:p", "b:c", "c:p"]),
+    # a part cut short (a crash): positions no longer agree, both parts' own tests
+    (["a", "x"], ["a", "b", "c"], ["a:p", "x:p", "b:c"]),
+])
+def test_merge_results_order(page_names, cell_names, expect):
+    away = {"status": "skip", "reason": ktap.ELSEWHERE + " runs in the other part"}
+    page = [{"name": n, "status": "pass"} if n != "b" else {"name": n, **away} for n in page_names]
+    cell = [{"name": n, "status": "pass"} if n == "b" else {"name": n, **away} for n in cell_names]
+    for r in page:
+        r.setdefault("from", "p")
+    for r in cell:
+        r.setdefault("from", "c")
+    got = [f"{r['name']}:{r['from']}" for r in split.merge_results(page, cell)]
+    assert got == expect
