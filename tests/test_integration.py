@@ -73,9 +73,10 @@ def test_run_leaves_results_junit_ktap_consoles_and_dumps(matrix_run):
     _, doc, results = matrix_run
     run_dir = results / doc["run_id"]
     assert (run_dir / "junit.xml").is_file()
-    # one boot per cell, each with its own console log
+    # per cell a boot for the farm's checks and one for its tree's (thpmaps),
+    # each with its own console log
     assert sorted(p.name for p in (run_dir / "boots").glob("*.console.log")) == sorted(
-        f"{c['page_size']}-{c['fs']}-7.3.console.log" for c in doc["cells"])
+        f"{c['page_size']}-{c['fs']}-7.3{tree}.console.log" for c in doc["cells"] for tree in ("", "-tree"))
     assert all(b["fs"] for b in doc["boots"])
     for cell in doc["cells"]:
         cdir = run_dir / "cells" / cell["id"]
