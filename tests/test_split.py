@@ -108,3 +108,28 @@ def test_merge_results_order(page_names, cell_names, expect):
         r.setdefault("from", "c")
     got = [f"{r['name']}:{r['from']}" for r in split.merge_results(page, cell)]
     assert got == expect
+
+
+def test_a_split_run_judges_the_selftests_as_an_unsplit_run_did():
+    """The whole 3x3 with every default selftest, split (split-run-7.3.json,
+    make run of 2026-11-26) against the same kernel unsplit, every test in the
+    cell's own boot (default-run-7.3.json, 2026-11-24): every cell has the same
+    tests with the same outcomes and counts of results, but for the known
+    flaky and known-failing tests that move the known way between any two
+    clean boots (tools/same_results.py, as for any two runs)."""
+    import sys
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
+    import same_results
+    from foliofarm import schema
+    data = Path(__file__).parent / "data" / "results"
+    before, after = (schema.load(data / n) for n in ("default-run-7.3.json", "split-run-7.3.json"))
+    st = {k: v for k, v in same_results.table(after).items() if k[2] == "mm-selftests"}
+    assert len(st) == 9 and all(len(v["tests"]) == 43 for v in st.values())
+    # the tests that take the cell's folder ran in ext4 and XFS, and skip on
+    # read-only EROFS, as before
+    for (page, fs, _), v in st.items():
+        for name in ("khugepaged all:file /tmp/mm-fs", "split_huge_page_test /tmp/mm-fs"):
+            assert (v["tests"][name][0] == "skip") == (fs == "erofs"), (page, fs, name)
+    noted: list[str] = []
+    diffs = [d for d in same_results.differences(before, after, noted) if " mm-selftests" in d]
+    assert diffs == [], diffs

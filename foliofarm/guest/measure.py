@@ -227,16 +227,19 @@ class Pass:
     def boot_cells(self, groups: list[Group]) -> None:
         """Every group's boots, ``ctx.guests`` at once, each free guest slot to
         the waiting group of lowest rank across the page sizes (GuestSlots):
-        the farm's own checks' boots first (their verdict is final first),
-        the cells' tree checks, then the page parts, by page size and
-        filesystem."""
+        the farm's own checks' boots first (their verdict is final first), by
+        page size and filesystem; then the tree's checks, longest first."""
         ctx = self.ctx
         slots = ctx.slots or GuestSlots(ctx.guests)
         fs_rank = {c.fs.name: i for i, c in enumerate(self.k.cells)}
 
         def rank(g: Group) -> tuple[Any, ...]:
             cell = g.pairs[0][0]
-            return g.later, g.bare, cell.page.bytes, self.label, fs_rank[cell.fs.name]
+            if not g.later:
+                return False, cell.page.bytes, self.label, fs_rank[cell.fs.name]
+            # the tree's checks: the longest first (the larger the page, the
+            # longer its selftests; a page part is longer than one cell's)
+            return True, -cell.page.bytes, not g.bare, self.label, fs_rank[cell.fs.name]
 
         def in_slot(g: Group) -> None:
             with slots.slot(rank(g)):

@@ -163,9 +163,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cold", action="store_true",
                     help="also time a cold run in a fresh cache and raw cold makes (slow: "
                          "three kernel builds twice)")
+    ap.add_argument("--series-only", action="store_true",
+                    help="only the pre-submit figures (make run, then the series runs): about an hour")
     args = ap.parse_args(argv)
     ui = Console()
     report: dict = {"kernel": args.kernel, "machine": {"cpus": os.cpu_count()}}
+    if args.series_only:
+        report["series_to_verdict"] = series_to_verdict(ui, args.kernel)
+        args.results.mkdir(parents=True, exist_ok=True)
+        write_json(args.results / "bench.json", report)
+        ui.print(table(report))
+        ui.log(f"written {args.results / 'bench.json'}")
+        return 0 if report["series_to_verdict"]["exit"] == 0 else 1
     warm = warm_runs(ui, args.kernel, report)
     cache = cache_dir()
     report["kernels"] = kernel_builds(ui, args.kernel, cache, warm, args.cold)
@@ -298,26 +307,15 @@ def table(report: dict) -> Table:
     t = Table(title="foliofarm bench")
     t.add_column("measure")
     t.add_column("value")
+    series_rows(t, report["series_to_verdict"])
+    if "warm_run" not in report:       # --series-only
+        return t
     w, f = report["warm_run"], report["warm_fresh_run"]
     t.add_row("warm full-matrix re-run", f"{w['seconds']:.1f} s (target {WARM_TARGET_S:.0f} s, "
               f"ratio {w['ratio_to_target']:.2f}); rebuilt: {w['rebuilt'] or 'nothing'}")
     t.add_row("warm re-run, every kernel booted (--fresh)",
               f"{f['seconds']:.1f} s ({f['ratio_to_reused']}x the reused re-run)")
     t.add_row("  where its time went", ", ".join(f"{k} {v} s" for k, v in report["fresh_breakdown"].items()))
-    sv = report["series_to_verdict"]
-    t.add_row("pre-submit: one-file mm patch to the whole verdict, every check",
-              f"{sv['seconds']} s, median of {sv['runs_seconds']} (target {SERIES_TARGET_S:.0f} s, "
-              f"ratio {sv['ratio_to_target']}); "
-              f"incremental builds {sv['incremental_build_seconds']}; base reused on "
-              f"{sv['base_reused']} page sizes; verdicts {sv['verdicts']}")
-    t.add_row("  the farm's own checks' verdict final after",
-              f"{sv['own_seconds']} s, median of {sv['own_runs_seconds']} (target {OWN_TARGET_S:.0f} s, "
-              f"ratio {sv['own_ratio_to_target']})")
-    t.add_row("  the first series after make run",
-              f"{sv['first_after_make_run_seconds']} s ({sv['first_ratio_to_median']}x the median; "
-              f"base cells booted again: {sv['first_base_booted']}); make run itself "
-              f"{sv['make_run_seconds']} s")
-    t.add_row("  where its time went", ", ".join(f"{k} {v} s" for k, v in sv["breakdown"].items()))
     for p, s in report["boot_to_ready"].items():
         t.add_row(f"boot to ready {p}", f"{s} s")
     for name, pages in report["check_seconds"].items():
@@ -335,6 +333,22 @@ def table(report: dict) -> Table:
                   f"{COLD_TARGET_RATIO}); warm/cold {c['ratio_warm_to_cold']}")
         t.add_row("  where its time went", ", ".join(f"{k} {v} s" for k, v in c["breakdown"].items()))
     return t
+
+
+def series_rows(t: Table, sv: dict) -> None:
+    t.add_row("pre-submit: one-file mm patch to the whole verdict, every check",
+              f"{sv['seconds']} s, median of {sv['runs_seconds']} (target {SERIES_TARGET_S:.0f} s, "
+              f"ratio {sv['ratio_to_target']}); "
+              f"incremental builds {sv['incremental_build_seconds']}; base reused on "
+              f"{sv['base_reused']} page sizes; verdicts {sv['verdicts']}")
+    t.add_row("  the farm's own checks' verdict final after",
+              f"{sv['own_seconds']} s, median of {sv['own_runs_seconds']} (target {OWN_TARGET_S:.0f} s, "
+              f"ratio {sv['own_ratio_to_target']})")
+    t.add_row("  the first series after make run",
+              f"{sv['first_after_make_run_seconds']} s ({sv['first_ratio_to_median']}x the median; "
+              f"base cells booted again: {sv['first_base_booted']}); make run itself "
+              f"{sv['make_run_seconds']} s")
+    t.add_row("  where its time went", ", ".join(f"{k} {v} s" for k, v in sv["breakdown"].items()))
 
 
 if __name__ == "__main__":
