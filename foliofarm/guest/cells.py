@@ -27,20 +27,41 @@ BOOT_LAYOUT = ("per cell a boot for the farm's checks and one for its tree's, a 
 
 class GuestSlots:
     """At most ``n`` guests at once across a run's page sizes, each free slot
-    given to the waiting cell of lowest rank (page size, then filesystem): the
-    next page size's cells boot as soon as this one's last cell leaves a core
-    free, and never ahead of a cell of this one."""
+    given to the waiting group of lowest rank (the farm's own checks first,
+    then page size and filesystem): the next page size's cells boot as soon
+    as this one's last cell leaves a core free, and never ahead of a cell of
+    this one. While a page size's own checks are still to come (its kernel
+    is building, ``expect``), one slot is kept for them: the tree's checks
+    (ranks starting True, minutes each) take a slot only while another is
+    free, so the own checks' verdict is not held up behind them."""
 
     def __init__(self, n: int) -> None:
         self.free = max(1, n)
         self.waiting: list[tuple[Any, ...]] = []
         self.cond = threading.Condition()
+        self.own_to_come: set[Any] = set()
+
+    def expect(self, key: Any) -> None:
+        """Own checks of ``key`` (a kernel's page size) are to come."""
+        with self.cond:
+            self.own_to_come.add(key)
+
+    def own_done(self, key: Any) -> None:
+        """They were measured (or will never be: reused, not built)."""
+        with self.cond:
+            self.own_to_come.discard(key)
+            self.cond.notify_all()
+
+    def _blocked(self, rank: tuple[Any, ...]) -> bool:
+        if self.free == 0 or self.waiting[0] != rank:
+            return True
+        return bool(rank and rank[0] is True and self.own_to_come and self.free < 2)
 
     @contextmanager
     def slot(self, rank: tuple[Any, ...]) -> Iterator[None]:
         with self.cond:
             heapq.heappush(self.waiting, rank)
-            while self.free == 0 or self.waiting[0] != rank:
+            while self._blocked(rank):
                 self.cond.wait()
             heapq.heappop(self.waiting)
             self.free -= 1

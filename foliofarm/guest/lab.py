@@ -116,6 +116,8 @@ class Lab:
         # next page size's first cell takes the core this one's last cell
         # leaves free. The status line is the main thread's alone.
         slots = cells.GuestSlots(self.opts.guests)
+        for page in self.opts.page_sizes:
+            slots.expect((label, page.name))
         try:
             with ThreadPoolExecutor(max_workers=len(builds), thread_name_prefix="page") as pages:
                 measuring = []
@@ -123,7 +125,7 @@ class Lab:
                     with (self.status(f"building {label} {page.name} (make Image modules)")
                           if not fut.done() else nullcontext()):
                         built = fut.result()
-                    measuring.append(pages.submit(self._page_size, built, src, page, role, slots))
+                    measuring.append(pages.submit(self._page_size_then, built, src, page, role, slots))
                 with self.status(f"measuring {label}"):
                     for f in measuring:
                         ok = f.result() and ok
@@ -179,6 +181,14 @@ class Lab:
             return arts, rootfs.initramfs(self.cache, arts), None
         except FarmError as exc:
             return None, None, exc
+
+    def _page_size_then(self, built: Built, src: source.KernelSource, page: matrix.PageSize,
+                        role: Role | None, slots: cells.GuestSlots) -> bool:
+        """_page_size, then its own checks are no longer to come, whatever happened."""
+        try:
+            return self._page_size(built, src, page, role, slots)
+        finally:
+            slots.own_done((plan.label(src, self.opts.variant), page.name))
 
     def _page_size(self, built: Built, src: source.KernelSource, page: matrix.PageSize,
                    role: Role | None, slots: cells.GuestSlots | None = None) -> bool:

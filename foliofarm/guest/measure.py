@@ -246,6 +246,8 @@ class Pass:
                 self.boot_cell(g, None)
 
         groups = sorted(groups, key=rank)
+        own = [g for g in groups if not g.later]
+        key = (self.kernel, self.page.name)
 
         what = f"{self.page.name} {self.kernel}{self.label}"
         ctx.log(f"booting {what}: {len(groups)} cell(s), {min(ctx.guests, len(groups))} guest(s) at a time",
@@ -256,7 +258,13 @@ class Pass:
             return
         with ctx.status(f"{what}: {len(groups)} cells, {ctx.guests} guests at a time"), \
                 ThreadPoolExecutor(max_workers=max(1, len(groups)), thread_name_prefix="guest") as pool:
-            for f in [pool.submit(in_slot, g) for g in groups]:
+            futures = [pool.submit(in_slot, g) for g in groups]
+            try:
+                for f in futures[:len(own)]:
+                    f.result()
+            finally:
+                slots.own_done(key)
+            for f in futures[len(own):]:
                 f.result()
 
     def finish_cells(self) -> None:
