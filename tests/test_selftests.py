@@ -30,6 +30,34 @@ def test_first_error_names_each_tests_own_error():
     assert selftests_disk.first_error(LOG, "cow").startswith("not built")
 
 
+def test_a_series_that_touches_nothing_they_read_reuses_the_selftests(tmp_path):
+    """The build's key is the content of what it reads: a change to mm/*.c
+    (most mm series) keeps it; a selftest, a header it includes from mm/, a
+    uapi header or the syscall table changes it."""
+    files = {"tools/testing/selftests/mm/cow.c": "int main(void){}",
+             "tools/testing/selftests/lib.mk": "all:",
+             "mm/internal.h": "#define X 1", "mm/filemap.c": "void f(void){}",
+             "include/uapi/linux/mman.h": "#define MAP_X 1",
+             "arch/arm64/tools/syscall_64.tbl": "0 common io_setup",
+             "include/linux/pagemap.h": "static inline void g(void){}",
+             "Makefile": "VERSION = 7"}
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    key = selftests_disk.inputs_digest(tmp_path)
+    for name in ("mm/filemap.c", "include/linux/pagemap.h"):
+        (tmp_path / name).write_text(files[name] + "\n/* a series */")
+        assert selftests_disk.inputs_digest(tmp_path) == key, name
+    for name in ("tools/testing/selftests/mm/cow.c", "mm/internal.h", "include/uapi/linux/mman.h",
+                 "arch/arm64/tools/syscall_64.tbl", "Makefile"):
+        (tmp_path / name).write_text(files[name] + "\n/* a series */")
+        assert selftests_disk.inputs_digest(tmp_path) != key, name
+        (tmp_path / name).write_text(files[name])
+        assert selftests_disk.inputs_digest(tmp_path) == key, name
+    (tmp_path / "tools/testing/selftests/mm/new_test.c").write_text("")
+    assert selftests_disk.inputs_digest(tmp_path) != key
+
+
 @pytest.mark.integration
 def test_mm_selftests_build_static_arm64_and_are_cached():
     """7.3's mm selftests, every one the Makefile lists, static arm64 programs;

@@ -20,6 +20,7 @@ recipe (RECIPE): a second run with nothing changed builds nothing."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -49,6 +50,25 @@ TREE_PARTS = ("tools/include", "tools/arch", "tools/scripts",
               "tools/testing/selftests/arm64/signal",
               "mm/*.h", "lib/*.h", "include/vdso")
 MM = "tools/testing/selftests/mm"
+# What `make headers` reads for arm64: the uapi headers the selftests compile
+# against (the version header, the syscall tables, the install scripts).
+HEADER_INPUTS = ("Makefile", "scripts", "include/uapi", "arch/arm64/include/uapi",
+                 "arch/arm64/Makefile", "arch/arm64/tools")
+
+
+def inputs_digest(tree: Path) -> str:
+    """The content of every file the selftests' build reads from ``tree``
+    (TREE_PARTS and HEADER_INPUTS), with its path: the cache key of the build,
+    so that a series that touches none of it (most mm series: mm/*.c) reuses
+    the base's selftests instead of building them again for minutes, while one
+    that changes a selftest, a header they include or a uapi header gets its own."""
+    h = hashlib.sha256()
+    for pattern in (*TREE_PARTS, *HEADER_INPUTS):
+        for top in sorted(tree.glob(pattern)):
+            files = sorted(q for q in top.rglob("*") if q.is_file()) if top.is_dir() else [top]
+            for f in files:
+                h.update(str(f.relative_to(tree)).encode() + b"\0" + f.read_bytes() + b"\0")
+    return h.hexdigest()
 
 
 @dataclass(frozen=True)
@@ -106,8 +126,7 @@ def build(cache: Path, src: KernelSource, jobs: int = 2,
 def _build(cache: Path, src: KernelSource, root: Path, jobs: int,
            log: Callable[[str], None]) -> Selftests:
     recipe = sha256_text(RECIPE, toolchain_id(), root.name, code_digest(Path(__file__)))[:12]
-    state = sha256_text(src.state())[:16] if src.versioned else \
-        sha256_files(sorted((src.tree / MM).iterdir()))[:16]
+    state = inputs_digest(src.tree)[:16]
     final = cache / "selftests" / f"{src.label}-{state}-{recipe}"
     if (final / "selftests.json").is_file():
         meta = json.loads((final / "selftests.json").read_text())
