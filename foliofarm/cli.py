@@ -96,12 +96,17 @@ def parser() -> argparse.ArgumentParser:
                                  "reply in its thread (foliofarm watch --help)", add_help=False)
     sub.add_parser("kcidb", help="a run's results as a KCIDB submission, validated; --submit to "
                                  "post it (foliofarm kcidb --help)", add_help=False)
+    sub.add_parser("lava", help="a run's cells as LAVA jobs, validated with LAVA's schema "
+                                "(foliofarm lava --help)", add_help=False)
     shell_parser(sub.add_parser("shell", help="boot one cell's guest with an interactive shell"), d)
     rep = sub.add_parser("report", help="render report.md and report.html again from a results folder")
     rep.add_argument("run_dir", type=Path, nargs="+",
                      help="RESULTS/<run-id> or RESULTS/latest; several CI shards with --out")
     rep.add_argument("--out", type=Path, default=None,
                      help="merge several shards' results into this folder and report on them")
+    rep.add_argument("--lava", action="store_true",
+                     help="the folders are LAVA jobs (foliofarm lava) with their lava.log: judge them "
+                          "into a results folder under --out")
     return ap
 
 
@@ -235,6 +240,9 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == ["kcidb"]:
         from foliofarm.report import kcidb
         return kcidb.main(argv[1:])
+    if argv[:1] == ["lava"]:
+        from foliofarm.lava import command as lava
+        return lava.main(argv[1:])
     ap = parser()
     try:
         args = ap.parse_args(argv)
@@ -257,6 +265,9 @@ def main(argv: list[str] | None = None) -> int:
                 variant=matrix.select_variant(args.variant), extra_config=args.extra_config,
                 accel=args.accel, cpus=args.cpus, memory_mb=args.memory,
                 numa_nodes=args.numa_nodes))
+        if args.cmd == "report" and args.lava:
+            from foliofarm.lava import command as lava
+            return lava.report_main(args.run_dir, args.out)
         if args.cmd == "report":
             from foliofarm import report
             return report.main([*map(str, args.run_dir)] + (["--out", str(args.out)] if args.out else []))

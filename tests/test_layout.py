@@ -15,7 +15,7 @@ PKG = Path(__file__).resolve().parent.parent / "foliofarm"
 # Higher numbers may import lower ones and their own level, never higher.
 LEVELS: dict[str, int] = {
     "__main__": 6, "cli": 6,
-    "runner": 5, "selfcheck": 5, "bisect": 5, "watch": 5,
+    "runner": 5, "selfcheck": 5, "bisect": 5, "watch": 5, "lava": 5,
     "plan": 4, "guest": 4,
     "kernel": 3, "report": 3,
     "intake": 2, "judge": 2,
@@ -127,7 +127,7 @@ def test_no_cache_key_is_made_from_a_module_path():
 # self-checks are apart from the product (selfcheck).
 TOP_LEVEL = {"__init__", "__main__", "cli", "runner", "plan", "bisect",
              "errors", "paths", "util", "locks", "sandbox", "matrix", "datafiles", "hosttools", "schema"}
-STAGES = {"intake", "kernel", "guest", "judge", "report", "selfcheck", "watch"}
+STAGES = {"intake", "kernel", "guest", "judge", "report", "selfcheck", "watch", "lava"}
 
 
 def test_the_top_level_holds_the_stages_and_the_ground():

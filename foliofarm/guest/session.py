@@ -106,27 +106,16 @@ def _measure(g: GuestSession, cell: Cell, chk: Check, timeout: float) -> dict[st
     bare = chk.options.get("part") == "page"     # split.py: a guest with no cell filesystem
     if (not dev or dev == "FAILED") and not bare:
         return {"kind": Kind.ERROR, "reason": f"{cell.fs.name} is not mounted in the guest"}
-    dump = f"/tmp/out/{chk.name}-{cell.fs.name}.dump"
-    fmt = {"mnt": f"/mnt/{cell.fs.name}", "fs": cell.fs.name, "dev": dev, "dump": dump,
-           "anon_mthp_kb": cell.page.anon_mthp_kb,
-           # the contpte block, for tools/mm/thpmaps --cont
-           "cont_kb": cell.page.cont_pte_pages * cell.page.bytes // 1024,
-           # the stub file on the writable attachment, "-" where there is none (erofs)
-           "wfile": f"/mnt/{cell.fs.name}-rw/stubs.bin" if mounted(g, f"{cell.fs.name}-rw") else "-",
-           # the selftests' empty filesystem of the cell's type, "-" where there is none
-           "wdir": f"/mnt/{cell.fs.name}-mm" if mounted(g, f"{cell.fs.name}-mm") else "-",
-           **{k: v for k, v in chk.options.items() if isinstance(v, (str, int, float))}}
+    fmt = check_fmt(cell, chk, dev or "", lambda serial: mounted(g, serial))
     if chk.options.get("kind") == "selftests":
         return _run_selftests(g, chk, fmt, timeout)
     if chk.options.get("kind") == "thpmaps" and not mounted(g, THPMAPS):
         return {"kind": Kind.ERROR, "reason": "the thpmaps disk is not mounted in the guest"}
-    # a program with a path runs from the filesystem under test, others from the initramfs
-    program = chk.program.format(**fmt) if "/" in chk.program else f"/ff/{chk.program}"
-    for line in chk.options.get("setup", []):
-        pre = g.run(line.format(**fmt), timeout=60)
+    for line in setup_lines(chk, fmt):
+        pre = g.run(line, timeout=60)
         if pre.status != 0:
             return {"kind": Kind.ERROR, "reason": f"setup {line!r} exited {pre.status}: {pre.output[-300:]}"}
-    res = g.run(shlex.join([program, *(a.format(**fmt) for a in chk.args)]), timeout=timeout)
+    res = g.run(command_line(chk, fmt), timeout=timeout)
     m: dict[str, Any] = {"ktap": res.output, "seconds": round(res.seconds, 2)}
     ktap = parse_ktap(res.output)
     if res.status != 0 or ktap.get("not_ok"):
@@ -135,8 +124,35 @@ def _measure(g: GuestSession, cell: Cell, chk: Check, timeout: float) -> dict[st
     if ktap.get("skip"):
         return {**m, "kind": Kind.SKIP, "reason": ktap["skip"]}
     t0 = time.monotonic()
-    text = g.read_file(dump)
+    text = g.read_file(fmt["dump"])
     return {**m, "kind": Kind.DUMP, "dump": text, "transfer_seconds": round(time.monotonic() - t0, 2)}
+
+
+def check_fmt(cell: Cell, chk: Check, dev: str, mounted_serial: Callable[[str], bool]) -> dict[str, Any]:
+    """What a check's program and arguments are formatted with in ``cell``'s
+    guest: ``dev`` the block device of the cell's disk, ``mounted_serial``
+    whether the disk of a serial is mounted at /mnt/<serial>."""
+    fs = cell.fs.name
+    return {"mnt": f"/mnt/{fs}", "fs": fs, "dev": dev, "dump": f"/tmp/out/{chk.name}-{fs}.dump",
+            "anon_mthp_kb": cell.page.anon_mthp_kb,
+            # the contpte block, for tools/mm/thpmaps --cont
+            "cont_kb": cell.page.cont_pte_pages * cell.page.bytes // 1024,
+            # the stub file on the writable attachment, "-" where there is none (erofs)
+            "wfile": f"/mnt/{fs}-rw/stubs.bin" if mounted_serial(f"{fs}-rw") else "-",
+            # the selftests' empty filesystem of the cell's type, "-" where there is none
+            "wdir": f"/mnt/{fs}-mm" if mounted_serial(f"{fs}-mm") else "-",
+            **{k: v for k, v in chk.options.items() if isinstance(v, (str, int, float))}}
+
+
+def setup_lines(chk: Check, fmt: dict[str, Any]) -> list[str]:
+    return [line.format(**fmt) for line in chk.options.get("setup", [])]
+
+
+def command_line(chk: Check, fmt: dict[str, Any]) -> str:
+    """The shell command that runs ``chk``: a program with a path runs from
+    the filesystem under test (or a tree's disk), others from the initramfs."""
+    program = chk.program.format(**fmt) if "/" in chk.program else f"/ff/{chk.program}"
+    return shlex.join([program, *(a.format(**fmt) for a in chk.args)])
 
 
 # What a selftests driver leaves for the host (tests/vmtests/mm-selftests.sh).
@@ -149,8 +165,7 @@ def _run_selftests(g: GuestSession, chk: Check, fmt: dict[str, Any], timeout: fl
     leaves what it printed (session.run_boots keeps the console since then)."""
     if not mounted(g, SELFTESTS):
         return {"kind": Kind.ERROR, "reason": "the selftests disk is not mounted in the guest"}
-    res = g.run(shlex.join([chk.program.format(**fmt), *(a.format(**fmt) for a in chk.args)]),
-                timeout=timeout)
+    res = g.run(command_line(chk, fmt), timeout=timeout)
     m: dict[str, Any] = {"seconds": round(res.seconds, 2)}
     if res.status != 0:
         return {**m, "kind": Kind.ERROR, "ktap": res.output,

@@ -1,0 +1,138 @@
+"""foliofarm lava (foliofarm/lava/): jobs made from a real run's recorded boots
+and validated with LAVA's own schema (Debian's lava-common), and the guest's
+driver (tests/vmtests/lava-check.sh, run here by /bin/sh) read back through
+the log reader into the measurement the farm judges."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+from foliofarm.errors import UsageError
+from foliofarm.judge.checks import Kind, catalogue, judge_measurement
+from foliofarm.lava import guest, jobs, log
+
+DATA = Path(__file__).parent / "data" / "results"
+
+
+def recorded_run(tmp_path: Path) -> Path:
+    run = tmp_path / "run"
+    run.mkdir()
+    shutil.copy(DATA / "split-run-7.3.json", run / "results.json")
+    return run
+
+
+def test_the_recorded_qemu_command_line_is_read_back():
+    doc = json.loads((DATA / "split-run-7.3.json").read_text())
+    boot = next(b for b in doc["boots"] if b.get("fs") == "xfs" and b["page_size"] == "16k"
+                and not b["console_log"].endswith("-tree.console.log") and "repeat" not in b["console_log"])
+    b = jobs.parse_qemu(boot["qemu"])
+    assert b.kernel.endswith("/Image") and b.initrd.endswith(".cpio")
+    assert "rdinit=/init" in b.append and b.smp == "2" and b.memory == "4096"
+    assert b.cpu == "max,pauth-impdef=on"
+    serials = [d.serial for d in b.drives]
+    assert serials[0] == "xfs" and "ffout" not in serials          # the outbox is not the job's
+    assert {"xfs-rw", "ffswap", "ffmm", "ffpy"} <= set(serials)
+    assert {d.mode for d in b.drives if d.serial in ("xfs-rw", "ffswap")} == {"snapshot=on"}
+    assert len(b.numa) == 8                                          # two nodes: -object, -numa each
+
+
+def test_jobs_of_a_real_run_validate_with_lavas_schema(tmp_path):
+    run = recorded_run(tmp_path)
+    written = jobs.write_jobs(run, tmp_path / "jobs", ["16k-xfs", "64k-erofs"], board="bbb")
+    assert [w.name for w in written] == ["16k-xfs-7.3", "64k-erofs-7.3"]
+    job = yaml.safe_load((written[0] / "job.yaml").read_text())
+    steps = job["actions"][2]["test"]["interactive"][0]["script"]
+    cell = next(c for c in json.loads((run / "results.json").read_text())["cells"] if c["id"] == "16k-xfs-7.3")
+    # a step per check the cell ran, after the one that mounts the job disk
+    assert [s["name"] for s in steps] == ["job-disk"] + [c["name"] for c in cell["checks"] if c["name"] != "console"]
+    assert job["metadata"]["foliofarm.kernel_xy"] == "7.3" and job["context"]["cpu"] == "max,pauth-impdef=on"
+    assert any(o.startswith("-append ") for o in job["context"]["extra_options"])
+    board = yaml.safe_load((written[0] / "board.yaml").read_text())
+    assert board["actions"][0]["deploy"]["to"] == "tftp" and board["actions"][1]["boot"]["method"] == "u-boot"
+    # lava-run itself accepts the job with the device dictionary written beside it
+    p = subprocess.run(["lava-run", "--validate", "--job-id", "1", "--output-dir", str(tmp_path / "out"),
+                        "--device", str(written[0] / "device.yaml"), str(written[0] / "job.yaml")],
+                       capture_output=True, text=True, check=False)
+    assert p.returncode == 0, p.stderr[-2000:]
+
+
+def test_a_job_lava_refuses_is_an_error_naming_it(tmp_path):
+    run = recorded_run(tmp_path)
+    (w,) = jobs.write_jobs(run, tmp_path / "jobs", ["4k-ext4"])
+    bad = yaml.safe_load((w / "job.yaml").read_text())
+    bad["actions"][1]["boot"]["method"] = "nonsense"
+    with pytest.raises(UsageError, match="LAVA's schema refuses the job foliofarm 4k-ext4-7.3"):
+        jobs.validate(bad)
+
+
+def test_cells_without_a_boot_of_their_own_are_named(tmp_path):
+    run = recorded_run(tmp_path)
+    doc = json.loads((run / "results.json").read_text())
+    doc["boots"] = [b for b in doc["boots"] if b.get("fs") != "erofs"]
+    (run / "results.json").write_text(json.dumps(doc))
+    with pytest.raises(UsageError, match="no boot of its own recorded for 4k-erofs-7.3, 16k-erofs-7.3"):
+        jobs.write_jobs(run, tmp_path / "jobs", ["*-erofs"])
+
+
+def drive(tmp_path: Path, name: str, script: str, out: str | None) -> list[str]:
+    """lava-check.sh run by /bin/sh on a job disk's folder: its console lines."""
+    disk = tmp_path / "disk"
+    (disk / "checks").mkdir(parents=True, exist_ok=True)
+    shutil.copy(guest.DRIVER, disk / "lava-check")
+    (disk / "checks" / f"{name}.sh").write_text(script)
+    if out:
+        (disk / "checks" / f"{name}.out").write_text(out + "\n")
+    p = subprocess.run(["/bin/sh", str(disk / "lava-check"), name], capture_output=True, text=True,
+                       check=False, env={"PATH": "/usr/bin:/bin"})
+    return p.stdout.splitlines()
+
+
+def as_log(lines: list[str], path: Path) -> Path:
+    path.write_text("".join(json.dumps({"dt": "2026-11-26T08:00:00", "lvl": "target", "msg": ln}) + "\n"
+                            for ln in lines))
+    return path
+
+
+def test_the_drivers_frames_read_back_as_a_measurement(tmp_path):
+    dump = tmp_path / "exec-text.dump"
+    ktap = "KTAP version 1\n1..1\nok 1 exec-text\n"
+    text = "# a dump\n" + "x" * 5000 + "\n"
+    lines = drive(tmp_path, "exec-text", f"printf '{ktap}'\nprintf '%s' '{text}' > {dump}\n", str(dump))
+    # the kernel's own lines land among the guest's output on a real console
+    lines.insert(3, "[   12.345678] random: crng init done")
+    assert lines[-1] == "FOLIOFARM-RESULT exec-text pass"
+    records = log.entries(as_log(lines, tmp_path / "lava.log"))
+    m = log.measurement(log.console(records), catalogue()["exec-text"], None)
+    assert m["kind"] == Kind.DUMP and m["dump"] == text and "ok 1 exec-text" in m["ktap"]
+    assert m["splats"] == [] and m["taint_mask"] == 0
+
+
+def test_a_failing_program_and_a_crash_read_back_as_the_farm_judges_them(tmp_path):
+    lines = drive(tmp_path, "mmap-miss", "echo 'not ok 1 mmap-miss'\nexit 3\n", None)
+    assert lines[-1] == "FOLIOFARM-RESULT mmap-miss fail"
+    m = log.measurement(lines, catalogue()["mmap-miss"], None)
+    assert m["kind"] == Kind.ERROR and "exited 3" in m["reason"]
+    # the log ends inside a check: the kernel died there
+    cut = lines[:2] + ["[   99.1] Internal error: Oops: 0000000096000004 [#1] SMP"]
+    m = log.measurement(cut, catalogue()["mmap-miss"], None)
+    assert m["kind"] == Kind.CRASH and m["splats"]
+    assert judge_measurement(catalogue()["mmap-miss"], m, "7.3", "4k", "xfs").outcome == "fail"
+    # a check that never started
+    m = log.measurement(lines, catalogue()["exec-text"], None)
+    assert m["kind"] == Kind.ERROR and "never started" in m["reason"]
+
+
+def test_a_damaged_dump_in_the_log_is_refused(tmp_path):
+    dump = tmp_path / "d"
+    lines = drive(tmp_path, "exec-text", f"echo 'ok 1 exec-text'\nhead -c 20000 /dev/urandom | base64 > {dump}\n",
+                  str(dump))
+    i = next(i for i, ln in enumerate(lines) if ln.startswith("FOLIOFARM-FILE "))
+    lines[i + 2] = lines[i + 2][::-1]
+    with pytest.raises(UsageError, match="exec-text: its file in the LAVA job's log"):
+        log.measurement(lines, catalogue()["exec-text"], None)
