@@ -76,7 +76,7 @@ def test_cells_without_a_boot_of_their_own_are_named(tmp_path):
     doc = json.loads((run / "results.json").read_text())
     doc["boots"] = [b for b in doc["boots"] if b.get("fs") != "erofs"]
     (run / "results.json").write_text(json.dumps(doc))
-    with pytest.raises(UsageError, match="no boot of its own recorded for 4k-erofs-7.3, 16k-erofs-7.3"):
+    with pytest.raises(UsageError, match="no boot recorded for 4k-erofs-7.3, 16k-erofs-7.3"):
         jobs.write_jobs(run, tmp_path / "jobs", ["*-erofs"])
 
 
@@ -136,3 +136,18 @@ def test_a_damaged_dump_in_the_log_is_refused(tmp_path):
     lines[i + 2] = lines[i + 2][::-1]
     with pytest.raises(UsageError, match="exec-text: its file in the LAVA job's log"):
         log.measurement(lines, catalogue()["exec-text"], None)
+
+
+def test_a_series_runs_reused_base_takes_the_boot_of_the_run_that_measured_it(tmp_path):
+    """A series run's base cells were not booted by it (saved measurements): their
+    jobs take the boot of the run that made them, from its results.json."""
+    base = recorded_run(tmp_path)
+    doc = json.loads((base / "results.json").read_text())
+    doc["boots"] = [{"page_size": "16k", "kernel": "7.3", "reused": "/cache/baseline/x.json",
+                     "measured_by": doc["run_id"], "console_log": str(base / "boots")}]
+    series = tmp_path / "series"
+    series.mkdir()
+    (series / "results.json").write_text(json.dumps(doc))
+    (w,) = jobs.write_jobs(series, tmp_path / "jobs", ["16k-ext4"])
+    job = yaml.safe_load((w / "job.yaml").read_text())
+    assert "16k-default" in job["actions"][0]["deploy"]["images"]["kernel"]["url"]

@@ -211,21 +211,43 @@ def select(doc: dict[str, Any], patterns: list[str] | None) -> list[tuple[dict[s
         name = f"{cell['page_size']}-{cell['fs']}"
         if patterns and not any(fnmatch.fnmatch(name, p) or fnmatch.fnmatch(cell["id"], p) for p in patterns):
             continue
-        boot = next((b for b in doc["boots"] if b.get("kernel") == cell["kernel"]
-                     and b.get("page_size") == cell["page_size"] and b.get("fs") == cell["fs"]
-                     and b.get("attempt", 1) == 1 and b.get("qemu")
-                     and not str(b.get("console_log", "")).endswith("-tree.console.log")), None)
+        boot = own_boot(doc, cell) or earlier_boot(doc, cell)
         if boot is None:
             missing.append(cell["id"])
         else:
             out.append((cell, boot))
     if missing:
-        raise UsageError(f"no boot of its own recorded for {', '.join(missing)} (measurements reused "
-                         "from an earlier run): make the jobs from a run that booted them "
+        raise UsageError(f"no boot recorded for {', '.join(missing)}, in the run or in the run whose "
+                         "measurements it reused: make the jobs from a run that booted them "
                          "(foliofarm run --fresh)")
     if not out:
         raise UsageError(f"no cell of the run matches {', '.join(patterns or [])}")
     return out
+
+
+def own_boot(doc: dict[str, Any], cell: dict[str, Any]) -> dict[str, Any] | None:
+    """The first boot that ran the cell's farm checks in the run of ``doc``."""
+    return next((b for b in doc.get("boots", []) if b.get("kernel") == cell["kernel"]
+                 and b.get("page_size") == cell["page_size"] and b.get("fs") == cell["fs"]
+                 and b.get("attempt", 1) == 1 and b.get("qemu")
+                 and not str(b.get("console_log", "")).endswith("-tree.console.log")), None)
+
+
+def earlier_boot(doc: dict[str, Any], cell: dict[str, Any]) -> dict[str, Any] | None:
+    """Where the run reused saved measurements (a series run's base), the boot
+    of the run that made them, from that run's results.json beside its boots."""
+    for b in doc.get("boots", []):
+        if b.get("reused") and b.get("kernel") == cell["kernel"] and b.get("page_size") == cell["page_size"] \
+                and b.get("console_log"):
+            there = Path(b["console_log"]).parent / "results.json"
+            try:
+                earlier = json.loads(there.read_text())
+            except (OSError, ValueError):
+                continue
+            found = own_boot(earlier, cell)
+            if found is not None:
+                return found
+    return None
 
 
 def cell_checks(cell: dict[str, Any]) -> list[Check]:
