@@ -151,3 +151,32 @@ def test_a_series_runs_reused_base_takes_the_boot_of_the_run_that_measured_it(tm
     (w,) = jobs.write_jobs(series, tmp_path / "jobs", ["16k-ext4"])
     job = yaml.safe_load((w / "job.yaml").read_text())
     assert "16k-default" in job["actions"][0]["deploy"]["images"]["kernel"]["url"]
+
+
+def test_a_real_lava_job_is_judged_as_the_farms_own_boot_of_the_cell(tmp_path):
+    """The 4k-ext4 cell of a make run (split-run-7.3.json), run again through
+    Debian's lava-run with LAVA's qemu device (`foliofarm lava ... --run`,
+    2026-11-26: 198 s, of which 137 s the checks): its log, read back, gives
+    every check the same outcome and the same behaviour figures, and every
+    selftest the same outcome and count of results, as the farm's own boots."""
+    import gzip
+    import sys
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
+    import same_results
+    from foliofarm import schema
+    src = Path(__file__).parent / "data" / "lava" / "4k-ext4-7.3"
+    job = tmp_path / "4k-ext4-7.3"
+    job.mkdir()
+    shutil.copy(src / "job.yaml", job / "job.yaml")
+    (job / log.LOG).write_bytes(gzip.decompress((src / "lava.log.gz").read_bytes()))
+    run_dir = log.read_jobs([job], tmp_path / "judged", ["test"])
+    lava = schema.load(run_dir / "results.json")
+    farm = json.loads((DATA / "split-run-7.3.json").read_text())
+    farm["cells"] = [c for c in farm["cells"] if c["id"] == "4k-ext4-7.3"]
+    farm["noise"] = {}
+    assert [c["id"] for c in lava["cells"]] == ["4k-ext4-7.3"]
+    assert len(lava["cells"][0]["checks"]) == 12
+    assert same_results.differences(farm, lava) == []
+    # and the dumps it judged are there, as a local boot leaves them
+    assert (run_dir / "cells" / "4k-ext4-7.3" / "exec-text.dump").stat().st_size > 0
+    assert "# running ./cow" in (run_dir / "cells" / "4k-ext4-7.3" / "mm-selftests.ktap").read_text()
