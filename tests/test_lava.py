@@ -169,6 +169,10 @@ def test_a_real_lava_job_is_judged_as_the_farms_own_boot_of_the_cell(tmp_path):
     job.mkdir()
     shutil.copy(src / "job.yaml", job / "job.yaml")
     (job / log.LOG).write_bytes(gzip.decompress((src / "lava.log.gz").read_bytes()))
+    # every record read, lava-run's YAML-tagged ones too ("size": ! "123")
+    records = log.entries(job / log.LOG)
+    assert len(records) == len((job / log.LOG).read_text().splitlines())
+    assert sum(1 for r in records if r.get("lvl") == "results") == 27
     run_dir = log.read_jobs([job], tmp_path / "judged", ["test"])
     lava = schema.load(run_dir / "results.json")
     farm = json.loads((DATA / "split-run-7.3.json").read_text())
@@ -180,3 +184,12 @@ def test_a_real_lava_job_is_judged_as_the_farms_own_boot_of_the_cell(tmp_path):
     # and the dumps it judged are there, as a local boot leaves them
     assert (run_dir / "cells" / "4k-ext4-7.3" / "exec-text.dump").stat().st_size > 0
     assert "# running ./cow" in (run_dir / "cells" / "4k-ext4-7.3" / "mm-selftests.ktap").read_text()
+
+
+def test_jobs_for_every_cell_of_both_sides_validate(tmp_path):
+    """Every cell of a make run, and of a series run whose base was reused
+    (its base cells from the run that measured them), as validated jobs."""
+    run = recorded_run(tmp_path)
+    written = jobs.write_jobs(run, tmp_path / "jobs", None, board="bbb")
+    assert len(written) == 9
+    assert all((w / "job.yaml").is_file() and (w / "board.yaml").is_file() for w in written)
