@@ -28,7 +28,8 @@ integration: setup
 
 ## bench: warm, series and cold run times as ratios, build overhead, boot times,
 ## where the time goes; then every mutant and every fault (hours: BENCH_ARGS=
-## without --cold leaves out the cold run and the raw makes)
+## without --cold leaves out the cold run and the raw makes; the pre-submit
+## figures alone, about an hour: python -m foliofarm.selfcheck.bench --series-only)
 BENCH_ARGS ?= --cold
 bench: setup
 	$(VENV)/bin/python -m foliofarm.selfcheck.bench --results "$(RESULTS)/bench" $(BENCH_ARGS)
