@@ -19,7 +19,7 @@ from foliofarm.errors import BuildError, FarmError
 from foliofarm.guest import ktap
 from foliofarm.intake import source
 from foliofarm.judge import compare
-from foliofarm.judge.checks import Outcome
+from foliofarm.judge.checks import Outcome, is_own
 from foliofarm.kernel.build import Artifacts, Builder, extra_fragment
 from foliofarm.matrix import Cell
 from foliofarm.plan import Build, RunOptions, Step
@@ -257,7 +257,7 @@ class Lab:
         Rows whose figures moved still get their confirming boot after their
         page size's selftests; they are counted as to be confirmed."""
         o, w = self.opts, self.writer
-        own = [c.name for c in o.checks if c.options.get("kind") not in ("selftests", "thpmaps")]
+        own = [c.name for c in o.checks if is_own(c)]
         rest = [c.name for c in o.checks if c.name not in own]
         with w.lock:
             sides = w.doc.get("sides")

@@ -21,7 +21,7 @@ from foliofarm.guest.cells import Context, GuestSlots, Kernel, baseline_path, ma
 from foliofarm.guest.qemu import OUTBOX_BYTES
 from foliofarm.guest.saved import digest, load_saved, new_saved, ranges_of
 from foliofarm.guest.session import BootPlan, check_timeout, run_boots
-from foliofarm.judge.checks import Check, Kind, Outcome, judge_measurement
+from foliofarm.judge.checks import Check, Kind, Outcome, is_own, judge_measurement
 from foliofarm.judge.noise import fold, moved_pairs, noise_of, sample_figures, settle_moves
 from foliofarm.matrix import Cell
 from foliofarm.schema import Role
@@ -31,6 +31,7 @@ from foliofarm.util import tmp_dir, write_json
 # cell's boot for its tree's checks (thpmaps, the selftests' cell part).
 BARE = "nofs"
 TREE_SUFFIX = "-tree"
+
 
 def parse_tests(ctx: Context, m: dict[str, Any]) -> dict[str, Any] | None:
     """A selftests run's KTAP (or, where the kernel cut it short, the console
@@ -107,7 +108,7 @@ def boot_and_measure(ctx: Context, k: Kernel, label: str = "",
         if not there:       # nothing to run them from: no boot for them
             one.on_measured(cell, chk, {"kind": Kind.ERROR, "reason": why})
             continue
-        own = chk.options.get("kind") not in TREE_KINDS
+        own = is_own(chk)      # the farm's checks boot apart from the tree's, ahead of them
         if split.splits(chk):
             # its cell part in the cell's boot, its page part once (split.py)
             per_page.setdefault(chk.name, (cell, split.part(chk, split.PAGE)))
@@ -120,11 +121,6 @@ def boot_and_measure(ctx: Context, k: Kernel, label: str = "",
     if not label:
         one.finish_cells()
     return one.measured, one.clean()
-
-
-# Checks run from a tree's own disk (the kernel's selftests, its thpmaps):
-# minutes where the farm's own checks take seconds, so they boot apart.
-TREE_KINDS = ("selftests", "thpmaps")
 
 
 @dataclass

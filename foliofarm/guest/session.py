@@ -117,15 +117,24 @@ def _measure(g: GuestSession, cell: Cell, chk: Check, timeout: float) -> dict[st
             return {"kind": Kind.ERROR, "reason": f"setup {line!r} exited {pre.status}: {pre.output[-300:]}"}
     res = g.run(command_line(chk, fmt), timeout=timeout)
     m: dict[str, Any] = {"ktap": res.output, "seconds": round(res.seconds, 2)}
-    ktap = parse_ktap(res.output)
-    if res.status != 0 or ktap.get("not_ok"):
-        return {**m, "kind": Kind.ERROR, "reason": f"guest program exited {res.status}: "
-                + "; ".join(ktap.get("diag", [])[-3:])}
-    if ktap.get("skip"):
-        return {**m, "kind": Kind.SKIP, "reason": ktap["skip"]}
+    if (ended := without_dump(res.output, res.status)) is not None:
+        return {**m, **ended}
     t0 = time.monotonic()
     text = g.read_file(fmt["dump"])
     return {**m, "kind": Kind.DUMP, "dump": text, "transfer_seconds": round(time.monotonic() - t0, 2)}
+
+
+def without_dump(output: str, status: int) -> dict[str, Any] | None:
+    """A farm program's run that leaves no dump to read: an error (it exited
+    non-zero or reported "not ok") or a skip, from its KTAP output; None when
+    its dump is to be read."""
+    ktap = parse_ktap(output)
+    if status != 0 or ktap.get("not_ok"):
+        return {"kind": Kind.ERROR, "reason": f"guest program exited {status}: "
+                + "; ".join(ktap.get("diag", [])[-3:])}
+    if ktap.get("skip"):
+        return {"kind": Kind.SKIP, "reason": ktap["skip"]}
+    return None
 
 
 def check_fmt(cell: Cell, chk: Check, dev: str, mounted_serial: Callable[[str], bool]) -> dict[str, Any]:

@@ -86,12 +86,21 @@ def select(requested: str | None) -> list[Check]:
     return [cat[n] for n in names]
 
 
+# Checks run from a tree's own disk (the kernel's selftests, its thpmaps):
+# minutes where the farm's own checks take seconds.
+TREE_KINDS = ("selftests", "thpmaps")
+
+
+def is_own(c: Check) -> bool:
+    """One of the farm's own checks of the kernel: not the kernel's selftests
+    nor the thpmaps cross-check (of the farm's own reading, not of the kernel)."""
+    return c.options.get("kind") not in TREE_KINDS
+
+
 def own() -> str:
-    """The farm's own checks of the kernel, as --checks takes them: every one
-    but the kernel's selftests and the thpmaps cross-check (of the farm's own
-    reading, not of the kernel); what the speed targets and the mutants measure."""
-    return ",".join(n for n, c in catalogue().items()
-                    if c.options.get("kind") not in ("selftests", "thpmaps"))
+    """The farm's own checks, as --checks takes them: what the speed targets
+    and the mutants measure."""
+    return ",".join(n for n, c in catalogue().items() if is_own(c))
 
 
 def with_categories(selected: list[Check], categories: str | None) -> list[Check]:

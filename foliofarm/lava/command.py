@@ -41,7 +41,7 @@ def main(argv: list[str]) -> int:
         return 0
     except FarmError as exc:
         print(f"foliofarm lava: {exc}", file=sys.stderr)
-        return exc.exit_code if hasattr(exc, "exit_code") else 2
+        return exc.exit_code
 
 
 def report_main(job_dirs: list[Path], out: Path | None) -> int:

@@ -178,11 +178,9 @@ def device_dict(b: Booted) -> dict[str, Any]:
 
 def board_job(cell_id: str, b: Booted, checks: list[Check], job_disk: Path, run_id: str,
               minutes: int, device_type: str, meta: dict[str, str] | None = None) -> dict[str, Any]:
-    """The same artifacts for a real arm64 board booted by U-Boot over TFTP:
-    the kernel and initramfs by TFTP, the cell's filesystem image and the job
-    disk as an NFS-free ramdisk is not enough, so the board's second storage
-    is left to the lab (``images`` names what to flash); the checks run as on
-    the qemu device."""
+    """The same artifacts for a real arm64 board booted by U-Boot: the kernel
+    and initramfs over TFTP and the same test; the cell's disk images (named in
+    the job's metadata) are the lab's to put on the board's storage."""
     qemu = job(cell_id, b, checks, job_disk, run_id, minutes, meta)
     disks = {k: v["url"] for k, v in qemu["actions"][0]["deploy"]["images"].items()
              if k.startswith("disk_")}

@@ -26,7 +26,7 @@ from foliofarm import matrix
 from foliofarm.errors import UsageError
 from foliofarm.guest import ktap, splat
 from foliofarm.guest.measure import console_outcome
-from foliofarm.guest.session import parse_ktap
+from foliofarm.guest.session import without_dump
 from foliofarm.judge import checks as catalogue
 from foliofarm.judge.checks import Check, Kind, judge_measurement
 from foliofarm.matrix import Cell
@@ -104,12 +104,8 @@ def measurement(lines: list[str], chk: Check, parser: Any) -> dict[str, Any]:
             return {**base, "kind": Kind.ERROR, "ktap": text,
                     "reason": f"the selftests driver exited {status}: {text.strip()[-300:]}"}
         return {**base, "kind": Kind.KTAP, "ktap": content, "tests": parsed(parser, content)}
-    k = parse_ktap(text)
-    if status != 0 or k.get("not_ok"):
-        return {**base, "kind": Kind.ERROR, "ktap": text,
-                "reason": f"guest program exited {status}: " + "; ".join(k.get("diag", [])[-3:])}
-    if k.get("skip"):
-        return {**base, "kind": Kind.SKIP, "ktap": text, "reason": k["skip"]}
+    if (ended := without_dump(text, status)) is not None:
+        return {**base, "ktap": text, **ended}
     if content is None:
         return {**base, "kind": Kind.ERROR, "ktap": text, "reason": "its dump is not in the LAVA job's log"}
     return {**base, "kind": Kind.DUMP, "ktap": text, "dump": content}
