@@ -175,8 +175,11 @@ def guest_options(run: argparse.ArgumentParser, d: dict[str, Any]) -> None:
                      metavar="N", help=f"NUMA nodes of each guest, memory split evenly and vCPUs "
                                        f"dealt round them (default {d.get('guest_numa_nodes', 1)})")
     run.add_argument("--guests", type=positive_int, default=default_guests(),
-                     help="cells booted at once, each in its own TCG guest (default: the "
-                          "host's cores, at most 2)")
+                     help="boots of the farm's own checks at once, each its own TCG guest "
+                          "(default: the host's cores, at most 2)")
+    run.add_argument("--tree-guests", type=positive_int, default=None, metavar="N",
+                     help="boots of the tree's checks (selftests, thpmaps) at once, niced "
+                          "below the own checks' (default: as --guests)")
 
 
 def shell_parser(sh: argparse.ArgumentParser, d: dict[str, Any]) -> None:
@@ -329,6 +332,7 @@ def run_options(args: argparse.Namespace, argv: list[str]) -> RunOptions:
         accel=args.accel,
         boot_timeout=args.boot_timeout,
         guests=args.guests,
+        tree_guests=args.tree_guests,
         command=["foliofarm", *argv],
     )
 

@@ -41,7 +41,8 @@ class RunOptions:
     noise: bool = False              # a plain run also boots its kernel twice (the noise a series run needs)
     accel: str = "auto"
     boot_timeout: float = 300
-    guests: int = 1                  # cells booted at once
+    guests: int = 1                  # boots of the farm's own checks at once
+    tree_guests: int | None = None   # and of the tree's checks (default: guests)
     cells: set[str] | None = None    # --cells: "page-fs" names; None: every page x fs
     jobs: int | None = None          # make -j (default: the host's cores)
     cpus: int = 1                    # guest vCPUs
@@ -311,7 +312,8 @@ def dry_run(opts: RunOptions, cache: Path) -> list[str]:
             out.append(f"{side or 'run'} {what} {page.name}: kernel {build}; {n} cell(s), one boot each{split}"
                        + (" (saved clean measurements reused unless --fresh)" if side != "series" else ""))
     out.append(f"cells: {', '.join(cells)}")
-    out.append(f"checks: {', '.join(c.name for c in o.checks)}; {o.guests} guest(s) at a time, "
+    out.append(f"checks: {', '.join(c.name for c in o.checks)}; {o.guests} guest(s) at a time "
+               f"(and {o.tree_guests or o.guests} for the tree's checks), "
                f"{o.cpus} vCPU(s), {o.memory_mb} MB and {o.numa_nodes} NUMA node(s) each, make -j{builder.jobs}"
                + (f", extra config {' '.join(o.extra_config)}" if o.extra_config else ""))
     if o.two_sided:

@@ -11,6 +11,7 @@ import shlex
 import shutil
 import subprocess
 import tempfile
+import threading
 from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
@@ -165,11 +166,13 @@ def write_json(path: Path, obj: Any, durable: bool = True) -> None:
 
 class StagingDir:
     """A directory built under a temporary name and renamed into place only when
-    complete: an interrupted producer never leaves a directory a later run trusts."""
+    complete: an interrupted producer never leaves a directory a later run trusts.
+    Named after the process and thread, so producers on two threads (a
+    series' page sizes building at once) never share one."""
 
     def __init__(self, final: Path) -> None:
         self.final = final
-        self.tmp = final.with_name(f".{final.name}.tmp-{os.getpid()}")
+        self.tmp = final.with_name(f".{final.name}.{threading.get_ident()}.tmp-{os.getpid()}")
 
     def __enter__(self) -> Path:
         shutil.rmtree(self.tmp, ignore_errors=True)

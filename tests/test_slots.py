@@ -1,6 +1,6 @@
 """Guest slots (foliofarm/guest/cells.py GuestSlots): the order in which
-waiting guests get the cores, and the slot kept for the farm's own checks
-while a page size's kernel is still building."""
+waiting guests get the cores, and the farm's own checks never waiting
+behind the tree's."""
 
 from __future__ import annotations
 
@@ -27,38 +27,37 @@ def test_lowest_rank_first():
     busy = threading.Event()
     first = take(slots, (False, 0), order, 0.2, busy)
     busy.wait()
-    waiting = [take(slots, r, order, 0.0) for r in [(True, -65536), (False, 16384), (False, 4096)]]
+    waiting = [take(slots, r, order, 0.0) for r in [(False, 65536), (False, 16384), (False, 4096)]]
     time.sleep(0.1)
     for t in [first, *waiting]:
         t.join(5)
-    assert order == [(False, 0), (False, 4096), (False, 16384), (True, -65536)]
+    assert order == [(False, 0), (False, 4096), (False, 16384), (False, 65536)]
 
 
-def test_a_slot_is_kept_for_own_checks_still_to_come():
-    """Two slots; 64K's own checks still to come (its kernel building): a tree
-    check may take one slot, never the last, until 64K's own checks are done."""
-    slots, order = GuestSlots(2), []
-    slots.expect(("7.3+series", "64k"))
-    tree = take(slots, (True, -4096, False), order, 0.3)
-    time.sleep(0.05)
+def test_own_checks_never_wait_behind_the_tree_checks():
+    """One slot of each: the tree's checks hold theirs for minutes; the own
+    checks of the next page size boot at once, the next tree check waits."""
+    slots, order = GuestSlots(1), []
+    busy = threading.Event()
+    tree = take(slots, (True, -65536, False), order, 0.3, busy)
+    busy.wait()
     second = take(slots, (True, -4096, True), order, 0.0)
-    time.sleep(0.2)
-    assert order == [(True, -4096, False)]          # the second tree check waits
-    own = take(slots, (False, 65536), order, 0.0)    # 64K built: its own checks go
+    time.sleep(0.05)
+    own = take(slots, (False, 65536), order, 0.0)
     own.join(5)
-    assert order[1] == (False, 65536)
-    slots.own_done(("7.3+series", "64k"))
+    assert order == [(True, -65536, False), (False, 65536)]     # the second tree check waits
     for t in (tree, second):
         t.join(5)
     assert order[2] == (True, -4096, True)
 
 
-def test_nothing_kept_once_every_own_check_is_done():
-    slots, order = GuestSlots(2), []
-    slots.expect("k")
-    slots.own_done("k")
-    ts = [take(slots, (True, -n), order, 0.2) for n in (1, 2)]
+def test_tree_pool_of_its_own_size():
+    slots, order = GuestSlots(1, tree=3), []
+    ts = [take(slots, (True, -n), order, 0.4) for n in (1, 2, 3)]
     time.sleep(0.1)
-    assert len(order) == 2          # both at once
+    ts.append(take(slots, (True, -4), order, 0.0))
+    time.sleep(0.1)
+    assert sorted(order) == [(True, -3), (True, -2), (True, -1)]    # three at once, the fourth waits
     for t in ts:
         t.join(5)
+    assert order[3] == (True, -4)

@@ -26,51 +26,41 @@ BOOT_LAYOUT = ("per cell a boot for the farm's checks and one for its tree's, a 
 
 
 class GuestSlots:
-    """At most ``n`` guests at once across a run's page sizes, each free slot
-    given to the waiting group of lowest rank (the farm's own checks first,
-    then page size and filesystem): the next page size's cells boot as soon
-    as this one's last cell leaves a core free, and never ahead of a cell of
-    this one. While a page size's own checks are still to come (its kernel
-    is building, ``expect``), one slot is kept for them: the tree's checks
-    (ranks starting True, minutes each) take a slot only while another is
-    free, so the own checks' verdict is not held up behind them."""
+    """Guests at once across a run's page sizes, in two pools: ``n`` for the
+    farm's own checks' boots (ranks starting False, seconds each) and
+    ``tree`` (default ``n``) for the tree's checks' (ranks starting True,
+    minutes each). A free slot goes to the waiting group of lowest rank in
+    its pool: the next page size's cells boot as soon as this one's last cell
+    leaves a slot, and never ahead of a cell of this one. The own checks never
+    wait behind the tree's: their verdict is final in about a minute while the
+    tree's checks run on, niced below them (TREE_NICE), so the cores go to the
+    build first, the own checks next."""
 
-    def __init__(self, n: int) -> None:
-        self.free = max(1, n)
-        self.waiting: list[tuple[Any, ...]] = []
+    def __init__(self, n: int, tree: int | None = None) -> None:
+        self.free = {False: max(1, n), True: max(1, tree if tree is not None else n)}
+        self.waiting: dict[bool, list[tuple[Any, ...]]] = {False: [], True: []}
         self.cond = threading.Condition()
-        self.own_to_come: set[Any] = set()
 
-    def expect(self, key: Any) -> None:
-        """Own checks of ``key`` (a kernel's page size) are to come."""
-        with self.cond:
-            self.own_to_come.add(key)
-
-    def own_done(self, key: Any) -> None:
-        """They were measured (or will never be: reused, not built)."""
-        with self.cond:
-            self.own_to_come.discard(key)
-            self.cond.notify_all()
-
-    def _blocked(self, rank: tuple[Any, ...]) -> bool:
-        if self.free == 0 or self.waiting[0] != rank:
-            return True
-        return bool(rank and rank[0] is True and self.own_to_come and self.free < 2)
+    @staticmethod
+    def pool(rank: tuple[Any, ...]) -> bool:
+        """True: the tree's checks' pool."""
+        return bool(rank) and rank[0] is True
 
     @contextmanager
     def slot(self, rank: tuple[Any, ...]) -> Iterator[None]:
+        p = self.pool(rank)
         with self.cond:
-            heapq.heappush(self.waiting, rank)
-            while self._blocked(rank):
+            heapq.heappush(self.waiting[p], rank)
+            while self.free[p] == 0 or self.waiting[p][0] != rank:
                 self.cond.wait()
-            heapq.heappop(self.waiting)
-            self.free -= 1
+            heapq.heappop(self.waiting[p])
+            self.free[p] -= 1
             self.cond.notify_all()     # the next in line may take another free slot
         try:
             yield
         finally:
             with self.cond:
-                self.free += 1
+                self.free[p] += 1
                 self.cond.notify_all()
 
 

@@ -78,12 +78,12 @@ class CommandResult:
 # QEMU runs niced: where a kernel build shares the cores with guests (the next
 # page size compiles while this one's cells boot), the build gets them first,
 # so each page size's cells can boot as soon as possible; alone, a guest runs as
-# fast as ever. The host's side of the console (this process) is not niced.
+# fast as ever. The tree's checks (selftests, thpmaps: minutes) run niced below
+# the farm's own (seconds), so the own checks' verdict is not held up behind
+# them (CFS weights 110 against 36: three quarters of a contended core). The
+# host's side of the console (this process) is not niced.
 GUEST_NICE = 10
-
-
-def _lower_priority() -> None:
-    os.nice(GUEST_NICE)
+TREE_NICE = 15
 
 
 class GuestSession:
@@ -98,8 +98,9 @@ class GuestSession:
     banner_command = "/bin/ffbanner"  # rootfs/banner: prints the boot banner again
 
     def __init__(self, argv: list[str], console_log: Path, boot_timeout: float = 300,
-                 outbox: Path | None = None) -> None:
+                 outbox: Path | None = None, nice: int = GUEST_NICE) -> None:
         self.argv = argv
+        self.nice = nice             # QEMU's niceness (GUEST_NICE, TREE_NICE)
         self.outbox = outbox         # the host's side of the guest's outbox disk, if attached
         self.console_log = console_log
         self.boot_timeout = boot_timeout
@@ -126,7 +127,7 @@ class GuestSession:
         self.child = pexpect.spawn(argv[0], argv[1:], encoding="utf-8", codec_errors="replace",
                                    timeout=self.boot_timeout, maxread=65536,
                                    searchwindowsize=SEARCH_WINDOW, echo=False,
-                                   preexec_fn=_lower_priority)
+                                   preexec_fn=lambda: os.nice(self.nice) and None)
         # pexpect sleeps 50 ms before every send by default (for terminals that
         # drop input sent too early); the guest's shell reads the serial line
         # whenever it is ready, and a cell sends some 25 commands.

@@ -54,6 +54,9 @@ class Lab:
         self.mm_scratch: dict[str, Path] = {}
         self.kernel_xy = ""     # "X.Y" of the kernel being measured, for expectations
         self.build_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="build")
+        # warm builds (incremental makes, mostly a serial link) run at once
+        self.warm_pool = ThreadPoolExecutor(max_workers=len(opts.page_sizes) + 2,
+                                            thread_name_prefix="warm-build")
         self.drawn: dict[tuple[str, str], bytes] = {}   # plots drawn as page sizes finish
         # per source tree (by id): its selftests and thpmaps disks, made after its first kernel
         self.selftests: dict[int, Future[TreeDisk]] = {}
@@ -99,7 +102,8 @@ class Lab:
 
     def close(self) -> None:
         """Settle every queued build (a plan's tree stays as it is until then)."""
-        self.build_pool.shutdown(wait=True, cancel_futures=True)
+        for pool in (self.build_pool, self.warm_pool):
+            pool.shutdown(wait=True, cancel_futures=True)
 
     # -- one kernel source, every page size ---------------------------------------
 
@@ -115,9 +119,7 @@ class Lab:
         # built; the guest slots keep to --guests at once across them, so the
         # next page size's first cell takes the core this one's last cell
         # leaves free. The status line is the main thread's alone.
-        slots = cells.GuestSlots(self.opts.guests)
-        for page in self.opts.page_sizes:
-            slots.expect((label, page.name))
+        slots = cells.GuestSlots(self.opts.guests, self.opts.tree_guests)
         try:
             with ThreadPoolExecutor(max_workers=len(builds), thread_name_prefix="page") as pages:
                 measuring = []
@@ -125,7 +127,7 @@ class Lab:
                     with (self.status(f"building {label} {page.name} (make Image modules)")
                           if not fut.done() else nullcontext()):
                         built = fut.result()
-                    measuring.append(pages.submit(self._page_size_then, built, src, page, role, slots))
+                    measuring.append(pages.submit(self._page_size, built, src, page, role, slots))
                 with self.status(f"measuring {label}"):
                     for f in measuring:
                         ok = f.result() and ok
@@ -134,19 +136,25 @@ class Lab:
         return ok
 
     def start_builds(self, src: source.KernelSource) -> list[Future[Built]]:
-        """Queue ``src``'s build for every page size on the lab's one build
-        thread: the next page size builds while this one boots and runs its
-        checks (a TCG guest mostly keeps one core busy, make gets the rest),
-        and a series' first build runs while its warm base is judged. The tree
-        must stay as it is until the builds are settled (util.settle)."""
+        """Queue ``src``'s build for every page size. Cold, on the lab's one
+        build thread: the next page size builds while this one boots and runs
+        its checks (a TCG guest mostly keeps one core busy, make gets the
+        rest), and a series' first build runs while its warm base is judged.
+        Warm (every page size's build directory holds a finished build: a
+        series' incremental makes, mostly a serial link each), all at once, so
+        the last page size's kernel, and the farm's own verdict, come sooner.
+        The tree must stay as it is until the builds are settled (util.settle)."""
+        v = self.opts.variant
+        warm = all(self.builder.is_warm(src, page, v) for page in self.opts.page_sizes)
+        pool = self.warm_pool if warm else self.build_pool
         futures = []
         for i, page in enumerate(self.opts.page_sizes):
-            futures.append(self.build_pool.submit(self._build, src, page))
+            futures.append(pool.submit(self._build, src, page))
             if i == 0 and cells.wants(self.opts.checks, "thpmaps"):
-                self.thpmaps[id(src)] = self.build_pool.submit(self._thpmaps_disk, src)
+                self.thpmaps[id(src)] = pool.submit(self._thpmaps_disk, src)
             if i == 0 and cells.wants_selftests(self.opts.checks):
                 # after the first kernel: its cells boot as soon as both are there
-                self.selftests[id(src)] = self.build_pool.submit(self._selftests_disk, src)
+                self.selftests[id(src)] = pool.submit(self._selftests_disk, src)
         return futures
 
     def tree_disks_done(self, src: source.KernelSource) -> None:
@@ -181,14 +189,6 @@ class Lab:
             return arts, rootfs.initramfs(self.cache, arts), None
         except FarmError as exc:
             return None, None, exc
-
-    def _page_size_then(self, built: Built, src: source.KernelSource, page: matrix.PageSize,
-                        role: Role | None, slots: cells.GuestSlots) -> bool:
-        """_page_size, then its own checks are no longer to come, whatever happened."""
-        try:
-            return self._page_size(built, src, page, role, slots)
-        finally:
-            slots.own_done((plan.label(src, self.opts.variant), page.name))
 
     def _page_size(self, built: Built, src: source.KernelSource, page: matrix.PageSize,
                    role: Role | None, slots: cells.GuestSlots | None = None) -> bool:

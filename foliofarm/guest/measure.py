@@ -20,6 +20,7 @@ from foliofarm.guest import ktap, split
 from foliofarm.guest.cells import Context, GuestSlots, Kernel, baseline_path, machine, tree_disk
 from foliofarm.guest.qemu import OUTBOX_BYTES
 from foliofarm.guest.saved import digest, load_saved, new_saved, ranges_of
+from foliofarm.guest.console import GUEST_NICE, TREE_NICE
 from foliofarm.guest.session import BootPlan, check_timeout, run_boots
 from foliofarm.judge.checks import Check, Kind, Outcome, is_own, judge_measurement
 from foliofarm.judge.noise import fold, moved_pairs, noise_of, sample_figures, settle_moves
@@ -216,15 +217,17 @@ class Pass:
                     self.page_boot = f"in boot {name} (no cell filesystem attached)"
             boots = BootPlan(argv=argv, log_stem=stem, page=self.page, kernel=self.kernel, pairs=cell_pairs,
                              boot_timeout=ctx.boot_timeout, timeouts=self.timeouts, qemu=shlex.join(argv),
-                             outbox=outbox, fs=BARE if group.bare else None)
+                             outbox=outbox, fs=BARE if group.bare else None,
+                             nice=TREE_NICE if group.later else GUEST_NICE)
             for _ in run_boots(boots, self.on_measured, self.on_boot, status):
                 pass
 
     def boot_cells(self, groups: list[Group]) -> None:
-        """Every group's boots, ``ctx.guests`` at once, each free guest slot to
-        the waiting group of lowest rank across the page sizes (GuestSlots):
-        the farm's own checks' boots first (their verdict is final first), by
-        page size and filesystem; then the tree's checks, longest first."""
+        """Every group's boots, ``ctx.guests`` at once of the farm's own checks
+        and as many of the tree's, each free guest slot to the waiting group
+        of lowest rank across the page sizes (GuestSlots): the farm's own
+        checks' boots by page size and filesystem (their verdict is final
+        first); the tree's checks, longest first."""
         ctx = self.ctx
         slots = ctx.slots or GuestSlots(ctx.guests)
         fs_rank = {c.fs.name: i for i, c in enumerate(self.k.cells)}
@@ -242,9 +245,6 @@ class Pass:
                 self.boot_cell(g, None)
 
         groups = sorted(groups, key=rank)
-        own = [g for g in groups if not g.later]
-        key = (self.kernel, self.page.name)
-
         what = f"{self.page.name} {self.kernel}{self.label}"
         ctx.log(f"booting {what}: {len(groups)} cell(s), {min(ctx.guests, len(groups))} guest(s) at a time",
                 None)
@@ -254,13 +254,7 @@ class Pass:
             return
         with ctx.status(f"{what}: {len(groups)} cells, {ctx.guests} guests at a time"), \
                 ThreadPoolExecutor(max_workers=max(1, len(groups)), thread_name_prefix="guest") as pool:
-            futures = [pool.submit(in_slot, g) for g in groups]
-            try:
-                for f in futures[:len(own)]:
-                    f.result()
-            finally:
-                slots.own_done(key)
-            for f in futures[len(own):]:
+            for f in [pool.submit(in_slot, g) for g in groups]:
                 f.result()
 
     def finish_cells(self) -> None:

@@ -132,6 +132,21 @@ class Builder:
         except (OSError, ValueError, AttributeError):
             return False
 
+    def build_dir(self, source: KernelSource, page: matrix.PageSize, variant: str) -> Path:
+        """Where make builds this: keyed by where the tree is, not what it
+        holds, so a series applied to it rebuilds incrementally there."""
+        config_key = sha256_files(self.fragments(page, variant))[:16]
+        tc_key = sha256_text(self.toolchain)[:8]
+        return (self.cache / "build" /
+                f"{source.xy}-{page.name}-{variant}-{sha256_text(str(source.tree))[:8]}-{config_key}-{tc_key}")
+
+    def is_warm(self, source: KernelSource, page: matrix.PageSize, variant: str = "default") -> bool:
+        """True if building this runs at most an incremental make: its
+        artifacts are there, or its build directory holds a finished build."""
+        bdir = self.build_dir(source, page, variant)
+        return self.is_cached(source, page, variant) or (
+            (bdir / ".config").is_file() and (bdir / "arch/arm64/boot/Image").is_file())
+
     def is_cached(self, source: KernelSource, page: matrix.PageSize, variant: str = "default") -> bool:
         """True if building this would not run make."""
         art_dir = self.artifact_dir(source, page, variant)
@@ -182,8 +197,6 @@ class Builder:
 
     def _build(self, source: KernelSource, page: matrix.PageSize, variant: str, frags: list[Path]
                ) -> Artifacts:
-        config_key = sha256_files(frags)[:16]
-        tc_key = sha256_text(self.toolchain)[:8]
         clean_stale_staging(self.cache / "artifacts")
         art_dir = self.artifact_dir(source, page, variant)
         if art_dir is not None and self._complete(art_dir):
@@ -191,10 +204,7 @@ class Builder:
         if art_dir is not None and art_dir.exists():
             self.log(f"artifacts {art_dir.name} are damaged or incomplete: building them again")
 
-        # Keyed by where the tree is, not what it holds: a series applied to it
-        # rebuilds incrementally in the same directory.
-        bdir = (self.cache / "build" /
-                f"{source.xy}-{page.name}-{variant}-{sha256_text(str(source.tree))[:8]}-{config_key}-{tc_key}")
+        bdir = self.build_dir(source, page, variant)
         check_free_space(bdir.parent, 3, f"building {source.label} {page.name}")
         with locks.build_dir(self.cache, bdir, log=self.log):
             if art_dir is not None and self._complete(art_dir):
