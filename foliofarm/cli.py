@@ -13,7 +13,7 @@ from foliofarm import matrix
 from foliofarm.intake import series, source
 from foliofarm.judge import checks
 from foliofarm.errors import FarmError, UsageError
-from foliofarm.guest.qemu import numa_layout
+from foliofarm.guest.qemu import TCG_THREADS, numa_layout
 from foliofarm.paths import ROOT
 
 if TYPE_CHECKING:
@@ -163,6 +163,10 @@ def guest_options(run: argparse.ArgumentParser, d: dict[str, Any]) -> None:
     """`foliofarm run`'s options for the guests and builds."""
     run.add_argument("--accel", choices=("auto", "tcg", "kvm"), default="auto",
                      help="QEMU accelerator: kvm on arm64 hosts with /dev/kvm, else TCG")
+    run.add_argument("--tcg-threads", choices=TCG_THREADS, default="single",
+                     help="TCG: a guest's vCPUs take turns on one host thread (single, the "
+                          "default: faster on a busy host) or run each on its own (multi: "
+                          "truly at once, for hunting races)")
     run.add_argument("--boot-timeout", type=positive_seconds, default=300, help="seconds to reach the guest shell")
     run.add_argument("--jobs", type=positive_int, default=None,
                      help="make -j for the kernel builds (default: the host's cores)")
@@ -189,6 +193,7 @@ def shell_parser(sh: argparse.ArgumentParser, d: dict[str, Any]) -> None:
     sh.add_argument("--variant", default="default", help="kernel config variant")
     sh.add_argument("-K", dest="extra_config", action="append", default=[], metavar="CONFIG_FOO=y")
     sh.add_argument("--accel", choices=("auto", "tcg", "kvm"), default="auto")
+    sh.add_argument("--tcg-threads", choices=TCG_THREADS, default="single")
     sh.add_argument("--cpus", type=positive_int, default=d.get("guest_cpus", 2))
     sh.add_argument("--memory", type=positive_int, default=d.get("guest_memory_mb", 2048),
                     metavar="MB")
@@ -266,8 +271,8 @@ def main(argv: list[str] | None = None) -> int:
             return shell.main(shell.ShellOptions(
                 cell=args.cell, kernel=args.kernel, series=args.series,
                 variant=matrix.select_variant(args.variant), extra_config=args.extra_config,
-                accel=args.accel, cpus=args.cpus, memory_mb=args.memory,
-                numa_nodes=args.numa_nodes))
+                accel=args.accel, tcg_threads=args.tcg_threads, cpus=args.cpus,
+                memory_mb=args.memory, numa_nodes=args.numa_nodes))
         if args.cmd == "report" and args.lava:
             from foliofarm.lava import command as lava
             return lava.report_main(args.run_dir, args.out)
@@ -330,6 +335,7 @@ def run_options(args: argparse.Namespace, argv: list[str]) -> RunOptions:
         fresh=args.fresh,
         noise=args.noise,
         accel=args.accel,
+        tcg_threads=args.tcg_threads,
         boot_timeout=args.boot_timeout,
         guests=args.guests,
         tree_guests=args.tree_guests,

@@ -40,6 +40,7 @@ class RunOptions:
     fresh: bool = False              # boot and measure again even if the measurements are cached
     noise: bool = False              # a plain run also boots its kernel twice (the noise a series run needs)
     accel: str = "auto"
+    tcg_threads: str = "single"      # TCG: vCPUs in turns on one thread, or each its own
     boot_timeout: float = 300
     guests: int = 1                  # boots of the farm's own checks at once
     tree_guests: int | None = None   # and of the tree's checks (default: guests)

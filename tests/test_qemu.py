@@ -63,3 +63,15 @@ def test_last_words_of_a_kernel_that_died_booting():
         == "bug: kernel BUG at mm/filemap.c:1102!"
     assert last_words("Booting Linux\n  [    0.1] Unpacking initramfs  \n\n", []) == "[    0.1] Unpacking initramfs"
     assert "printed nothing" in last_words("", [])
+
+
+def test_tcg_runs_the_vcpus_in_turns_unless_asked_for_a_thread_each():
+    """TCG's vCPUs take turns on one host thread by default (faster on a busy
+    host: qemu.TCG_THREADS); --tcg-threads multi gives each its own; KVM
+    takes neither."""
+    def accel(**kw):
+        argv = Machine(kernel="Image", initrd="initrd", cpus=2, **kw).argv()
+        return argv[argv.index("-accel") + 1]
+    assert accel(accel="tcg") == "tcg,thread=single"
+    assert accel(accel="tcg", tcg_threads="multi") == "tcg,thread=multi"
+    assert accel(accel="kvm") == "kvm"

@@ -74,6 +74,7 @@ class Context:
     boot_timeout: float
     log: Callable[[str, str | None], None]
     status: Callable[[str], Any]
+    tcg_threads: str = "single"   # TCG: the vCPUs in turns on one thread, or each its own
     guests: int = 1          # cells booted at once (one TCG guest keeps about one core busy)
     cpus: int = 1            # each guest's vCPUs
     memory_mb: int = 2048    # and memory
@@ -161,7 +162,7 @@ def machine(ctx: Context, k: Kernel, cells: list[Cell], outbox: Path | None = No
         disks[THPMAPS] = k.thpmaps
     return Machine(kernel=k.arts.image, initrd=k.initrd, disks=disks,
                    scratch=scratch,
-                   accel=ctx.accel, outbox=outbox, cpus=ctx.cpus, memory_mb=ctx.memory_mb,
+                   accel=ctx.accel, tcg_threads=ctx.tcg_threads, outbox=outbox, cpus=ctx.cpus, memory_mb=ctx.memory_mb,
                    numa_nodes=ctx.numa_nodes, extra_append=boot_append(ctx, k))
 
 
@@ -173,7 +174,8 @@ def baseline_path(ctx: Context, k: Kernel) -> Path:
             for c in ctx.checks]
     key = sha256_text(k.arts.dir.name, k.initrd.name,
                       repr(sorted((c.fs.name, str(k.disks[c.fs.name])) for c in k.cells)),
-                      repr(defs), ctx.accel, str(ctx.boot_timeout), BOOT_LAYOUT,
+                      repr(defs), ctx.accel, f"tcg thread={ctx.tcg_threads}", str(ctx.boot_timeout),
+                      BOOT_LAYOUT,
                       boot_append(ctx, k),
                       repr((k.selftests.name, sorted(str(p) for p in k.mm_scratch.values())))
                       if k.selftests and wants_selftests(ctx.checks) else "",

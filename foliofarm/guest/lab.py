@@ -244,7 +244,7 @@ class Lab:
         which shares the guests and shows no status line of its own."""
         o = self.opts
         return cells.Context(writer=self.writer, cache=self.cache, checks=o.checks,
-                               accel=o.accel, boot_timeout=o.boot_timeout,
+                               accel=o.accel, tcg_threads=o.tcg_threads, boot_timeout=o.boot_timeout,
                                log=self.log, status=self.status if slots is None else no_status,
                                guests=o.guests, cpus=o.cpus, memory_mb=o.memory_mb,
                                numa_nodes=o.numa_nodes, slots=slots, ktap_parser=self.ktap_parser,

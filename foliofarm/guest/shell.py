@@ -26,6 +26,7 @@ class ShellOptions:
     variant: str = "default"
     extra_config: list[str] = field(default_factory=list)
     accel: str = "auto"
+    tcg_threads: str = "single"
     cpus: int = 1
     memory_mb: int = 2048
     numa_nodes: int = 1
@@ -70,8 +71,8 @@ def machine(opts: ShellOptions, log=print) -> Machine:
     disk = images.image(cache, fs.name)
     return Machine(kernel=arts.image, initrd=initrd, disks={fs.name: disk},
                    scratch={f"{fs.name}-rw": disk} if fs.rw_mount_options else {},
-                   accel=opts.accel, cpus=opts.cpus, memory_mb=opts.memory_mb,
-                   numa_nodes=opts.numa_nodes,
+                   accel=opts.accel, tcg_threads=opts.tcg_threads, cpus=opts.cpus,
+                   memory_mb=opts.memory_mb, numa_nodes=opts.numa_nodes,
                    extra_append="foliofarm.shell=1", interactive=True)
 
 

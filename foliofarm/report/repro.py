@@ -26,7 +26,8 @@ def _spec(value: str) -> str:
 def argv(opts: Any, page: str, fs: str) -> list[str]:
     out = [sys.executable, "-m", "foliofarm", "run", "--kernel", _spec(opts.kernel),
            "--cells", f"{page}-{fs}", "--checks", ",".join(c.name for c in opts.checks),
-           "--variant", opts.variant, "--accel", opts.accel, "--cpus", str(opts.cpus),
+           "--variant", opts.variant, "--accel", opts.accel,
+           "--tcg-threads", getattr(opts, "tcg_threads", "single"), "--cpus", str(opts.cpus),
            "--memory", str(opts.memory_mb), "--numa-nodes", str(opts.numa_nodes),
            "--boot-timeout", f"{opts.boot_timeout:g}", "--fresh"]
     for item in opts.extra_config:
