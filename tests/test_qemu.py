@@ -75,3 +75,16 @@ def test_tcg_runs_the_vcpus_in_turns_unless_asked_for_a_thread_each():
     assert accel(accel="tcg") == "tcg,thread=single"
     assert accel(accel="tcg", tcg_threads="multi") == "tcg,thread=multi"
     assert accel(accel="kvm") == "kvm"
+
+
+def test_the_page_parts_boot_with_a_thread_per_vcpu():
+    """The selftests' page parts (a bare guest) hold the race tests, which need
+    their vCPUs at once: a thread each whatever --tcg-threads says; the cells'
+    boots take the run's choice."""
+    from foliofarm.guest.cells import Context, boot_threads
+    def ctx(threads):
+        return Context(writer=None, cache=Path("/c"), checks=[], accel="tcg", boot_timeout=300,
+                       log=lambda *a: None, status=lambda *a: None, tcg_threads=threads)
+    assert boot_threads(ctx("single"), bare=True) == "multi"
+    assert boot_threads(ctx("single"), bare=False) == "single"
+    assert boot_threads(ctx("multi"), bare=False) == "multi"
