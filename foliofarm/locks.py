@@ -40,6 +40,12 @@ class _Held:
 
 _held: dict[str, _Held] = {}
 _mutex = threading.Lock()
+_taking: dict[str, threading.Lock] = {}    # per lock: one thread at a time takes or joins it
+
+
+def _taker(key: str) -> threading.Lock:
+    with _mutex:
+        return _taking.setdefault(key, threading.Lock())
 
 
 def lock_path(cache: Path, kind: str, what: Path | str) -> Path:
@@ -57,18 +63,27 @@ def hold(path: Path, what: str, exclusive: bool,
     if key in os.environ.get(HANDED_DOWN, "").split(os.pathsep):
         yield                   # a parent process holds it for this one's work
         return
-    with _mutex:
-        held = _held.get(key)
-        if held is not None:
-            if exclusive and not held.exclusive:
-                raise RuntimeError(f"{what}: an exclusive hold inside a shared one would wait for itself")
-            held.count += 1
-    if held is not None:
-        try:
-            yield
-        finally:
-            _release(key)
-        return
+    # Two threads taking the same lock at once must not both open and flock
+    # it: the second entry would hide the first, whose descriptor (and flock)
+    # would then outlive every hold, and the next exclusive hold wait forever.
+    with _taker(key):
+        with _mutex:
+            held = _held.get(key)
+            if held is not None:
+                if exclusive and not held.exclusive:
+                    raise RuntimeError(f"{what}: an exclusive hold inside a shared one would wait for itself")
+                held.count += 1
+        if held is None:
+            _take(key, path, what, exclusive, log)
+    try:
+        yield
+    finally:
+        _release(key)
+
+
+def _take(key: str, path: Path, what: str, exclusive: bool,
+          log: Callable[[str], None] | None) -> None:
+    """Open and flock ``path`` (waiting for another process that holds it)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
     mode = fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH
@@ -88,10 +103,6 @@ def hold(path: Path, what: str, exclusive: bool,
         raise
     with _mutex:
         _held[key] = _Held(fd, exclusive, 1)
-    try:
-        yield
-    finally:
-        _release(key)
 
 
 HANDED_DOWN = "FOLIOFARM_HELD_LOCKS"

@@ -168,3 +168,41 @@ def test_temporary_folders_of_killed_runs_are_removed(tmp_path, monkeypatch):
         assert util.clean_stale_tmp() == [left]
         assert Path(mine).is_dir() and not left.exists()
     assert list(tmp_path.iterdir()) == []
+
+
+def test_threads_taking_one_shared_lock_at_once_leave_no_hold_behind(tmp_path, monkeypatch):
+    """A series' page sizes build at once, each holding the tree shared: when
+    they take it together, every hold is still given back, and the exclusive
+    hold that applies the series next does not wait for this very process.
+    (flock is slowed a little, as a loaded host slows it, to widen the window.)"""
+    import fcntl
+    import os
+    import threading
+    import time
+    from foliofarm import locks
+    real_flock = fcntl.flock
+
+    def slow_flock(fd, op):
+        time.sleep(0.01)
+        return real_flock(fd, op)
+    monkeypatch.setattr(locks.fcntl, "flock", slow_flock)
+    tree_dir = tmp_path / "linux"
+    for _ in range(5):
+        start = threading.Barrier(4)
+
+        def build():
+            start.wait()
+            with locks.tree(tmp_path, tree_dir, exclusive=False):
+                time.sleep(0.05)       # a build
+        ts = [threading.Thread(target=build) for _ in range(4)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join(5)
+        fd = os.open(locks.lock_path(tmp_path, "tree", tree_dir), os.O_RDWR)
+        try:
+            real_flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)    # nobody holds it: not even this process
+        finally:
+            os.close(fd)
+    with locks.tree(tmp_path, tree_dir, exclusive=True):
+        pass
