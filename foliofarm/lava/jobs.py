@@ -58,7 +58,6 @@ class Booted:
     smp: str
     numa: list[str] = field(default_factory=list)      # -object/-numa options, in order
     drives: list[Drive] = field(default_factory=list)
-    accel: str = ""                                     # -accel as booted ("tcg,thread=single")
 
 
 def parse_qemu(command: str) -> Booted:
@@ -85,7 +84,7 @@ def parse_qemu(command: str) -> Booted:
         raise UsageError(f"not a farm's QEMU command line (no -kernel/-initrd/-append): {command[:200]}")
     out = Booted(kernel=opts["-kernel"], initrd=opts["-initrd"], append=opts["-append"],
                  cpu=opts.get("-cpu", "max"), memory=opts.get("-m", "2048"), smp=opts.get("-smp", "1"),
-                 numa=numa, accel=opts.get("-accel", ""))
+                 numa=numa)
     for ident, kv in drives.items():
         if ident == "ffout":      # the outbox: a LAVA guest prints its dumps instead
             continue
@@ -143,11 +142,11 @@ def job(cell_id: str, b: Booted, checks: list[Check], job_disk: Path, run_id: st
 
 def qemu_extra(b: Booted) -> list[str]:
     """What the job adds to the device type's QEMU command: vCPUs, NUMA nodes,
-    TCG's threads as the farm booted it, the farm's kernel command line, no
-    network, no reboot."""
+    the farm's kernel command line, no network, no reboot. Not the farm's
+    ``thread=single``: a job runs all of a cell's checks in one boot, the
+    selftests' race tests among them, which need their vCPUs at once (a
+    thread each: QEMU's default, as in the farm's page-part boots)."""
     extra = [f"-smp {b.smp}", "-no-reboot", "-nic none"]
-    if b.accel.startswith("tcg,"):
-        extra.append(f"-accel {b.accel}")
     extra += [f"{b.numa[i]} {b.numa[i + 1]}" for i in range(0, len(b.numa), 2)]
     extra.append(f"-append {shlex.quote(b.append)}")
     return extra
