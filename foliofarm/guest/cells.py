@@ -75,7 +75,7 @@ class Context:
     log: Callable[[str, str | None], None]
     status: Callable[[str], Any]
     tcg_threads: str = "single"   # TCG: the vCPUs in turns on one thread, or each its own
-    guests: int = 1          # cells booted at once (one TCG guest keeps about one core busy)
+    guests: int = 1          # own-check boots at once, without shared slots (one TCG guest keeps about one core busy)
     cpus: int = 1            # each guest's vCPUs
     memory_mb: int = 2048    # and memory
     numa_nodes: int = 1      # and NUMA nodes

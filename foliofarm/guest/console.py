@@ -9,6 +9,7 @@ GuestError with the console excerpt, never a hang of the farm."""
 from __future__ import annotations
 
 import base64
+import functools
 import gzip
 import hashlib
 import os
@@ -127,7 +128,7 @@ class GuestSession:
         self.child = pexpect.spawn(argv[0], argv[1:], encoding="utf-8", codec_errors="replace",
                                    timeout=self.boot_timeout, maxread=65536,
                                    searchwindowsize=SEARCH_WINDOW, echo=False,
-                                   preexec_fn=lambda: os.nice(self.nice) and None)
+                                   preexec_fn=functools.partial(os.nice, self.nice))
         # pexpect sleeps 50 ms before every send by default (for terminals that
         # drop input sent too early); the guest's shell reads the serial line
         # whenever it is ready, and a cell sends some 25 commands.

@@ -116,9 +116,9 @@ class Lab:
         builds = builds if builds is not None else self.start_builds(src)
         label = plan.label(src, self.opts.variant)
         # Each page size is measured on a thread of its own as soon as it is
-        # built; the guest slots keep to --guests at once across them, so the
-        # next page size's first cell takes the core this one's last cell
-        # leaves free. The status line is the main thread's alone.
+        # built; the guest slots (--guests own boots, --tree-guests of the
+        # tree's) are shared across them, so the next page size's first cell
+        # takes the slot this one's last cell leaves free. The status line is the main thread's alone.
         slots = cells.GuestSlots(self.opts.guests, self.opts.tree_guests)
         try:
             with ThreadPoolExecutor(max_workers=len(builds), thread_name_prefix="page") as pages:
