@@ -33,8 +33,8 @@ class GuestSlots:
     its pool: the next page size's cells boot as soon as this one's last cell
     leaves a slot, and never ahead of a cell of this one. The own checks never
     wait behind the tree's: their verdict is final in about a minute while the
-    tree's checks run on, niced below them (TREE_NICE), so the cores go to the
-    build first, the own checks next."""
+    tree's checks run on, their guests yielding the cores to the own checks'
+    guests while any runs (priority.py)."""
 
     def __init__(self, n: int, tree: int | None = None) -> None:
         self.free = {False: max(1, n), True: max(1, tree if tree is not None else n)}

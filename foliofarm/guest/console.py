@@ -9,10 +9,8 @@ GuestError with the console excerpt, never a hang of the farm."""
 from __future__ import annotations
 
 import base64
-import functools
 import gzip
 import hashlib
-import os
 import re
 import secrets
 import time
@@ -22,7 +20,7 @@ from typing import TextIO
 
 import pexpect
 
-from foliofarm.guest import banner, splat
+from foliofarm.guest import banner, priority, splat
 from foliofarm.guest.banner import READY, normalise
 from foliofarm.errors import GuestError
 
@@ -76,15 +74,6 @@ class CommandResult:
         return "; ".join(parts)
 
 
-# QEMU runs niced: where a kernel build shares the cores with guests (the next
-# page size compiles while this one's cells boot), the build gets them first,
-# so each page size's cells can boot as soon as possible; alone, a guest runs as
-# fast as ever. The tree's checks (selftests, thpmaps: minutes) run niced below
-# the farm's own (seconds), so the own checks' verdict is not held up behind
-# them (CFS weights 110 against 36: three quarters of a contended core). The
-# host's side of the console (this process) is not niced.
-GUEST_NICE = 10
-TREE_NICE = 15
 
 
 class GuestSession:
@@ -99,9 +88,10 @@ class GuestSession:
     banner_command = "/bin/ffbanner"  # rootfs/banner: prints the boot banner again
 
     def __init__(self, argv: list[str], console_log: Path, boot_timeout: float = 300,
-                 outbox: Path | None = None, nice: int = GUEST_NICE) -> None:
+                 outbox: Path | None = None, tree: bool = False) -> None:
         self.argv = argv
-        self.nice = nice             # QEMU's niceness (GUEST_NICE, TREE_NICE)
+        self.tree = tree             # a guest of the tree's checks: it yields to the own (priority.py)
+        self._registered: int | None = None   # QEMU's pid, while priority.GUESTS counts it
         self.outbox = outbox         # the host's side of the guest's outbox disk, if attached
         self.console_log = console_log
         self.boot_timeout = boot_timeout
@@ -127,8 +117,9 @@ class GuestSession:
         t0 = time.monotonic()
         self.child = pexpect.spawn(argv[0], argv[1:], encoding="utf-8", codec_errors="replace",
                                    timeout=self.boot_timeout, maxread=65536,
-                                   searchwindowsize=SEARCH_WINDOW, echo=False,
-                                   preexec_fn=functools.partial(os.nice, self.nice))
+                                   searchwindowsize=SEARCH_WINDOW, echo=False)
+        self._registered = self.child.pid
+        priority.GUESTS.started(self.child.pid, self.tree)
         # pexpect sleeps 50 ms before every send by default (for terminals that
         # drop input sent too early); the guest's shell reads the serial line
         # whenever it is ready, and a cell sends some 25 commands.
@@ -161,6 +152,9 @@ class GuestSession:
             except Exception:   # the process may be gone already
                 pass
             self.child = None
+        if self._registered is not None:
+            priority.GUESTS.ended(self._registered, self.tree)
+            self._registered = None
         if self._log is not None:
             self._log.close()
             self._log = None

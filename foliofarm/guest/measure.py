@@ -20,7 +20,6 @@ from foliofarm.guest import ktap, split
 from foliofarm.guest.cells import Context, GuestSlots, Kernel, baseline_path, machine, tree_disk
 from foliofarm.guest.qemu import OUTBOX_BYTES
 from foliofarm.guest.saved import digest, load_saved, new_saved, ranges_of
-from foliofarm.guest.console import GUEST_NICE, TREE_NICE
 from foliofarm.guest.session import BootPlan, check_timeout, run_boots
 from foliofarm.judge.checks import Check, Kind, Outcome, is_own, judge_measurement
 from foliofarm.judge.noise import fold, moved_pairs, noise_of, sample_figures, settle_moves
@@ -218,7 +217,7 @@ class Pass:
             boots = BootPlan(argv=argv, log_stem=stem, page=self.page, kernel=self.kernel, pairs=cell_pairs,
                              boot_timeout=ctx.boot_timeout, timeouts=self.timeouts, qemu=shlex.join(argv),
                              outbox=outbox, fs=BARE if group.bare else None,
-                             nice=TREE_NICE if group.later else GUEST_NICE)
+                             tree=group.later)
             for _ in run_boots(boots, self.on_measured, self.on_boot, status):
                 pass
 

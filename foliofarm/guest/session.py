@@ -19,7 +19,7 @@ from typing import Any, Callable, Iterator
 from foliofarm import matrix
 from foliofarm.errors import GuestError
 from foliofarm.guest import splat
-from foliofarm.guest.console import GUEST_NICE, CommandResult, GuestSession
+from foliofarm.guest.console import CommandResult, GuestSession
 from foliofarm.guest.qemu import SELFTESTS, THPMAPS
 from foliofarm.judge.checks import Check, Kind
 from foliofarm.matrix import Cell
@@ -221,7 +221,7 @@ class BootPlan:
     qemu: str = ""
     outbox: Path | None = None          # the outbox disk's file, where the argv attaches one
     fs: str | None = None               # what its boots are named for, if not the pairs' filesystems
-    nice: int = GUEST_NICE              # QEMU's niceness: TREE_NICE for the tree's checks
+    tree: bool = False                  # the tree's checks: the guest yields to the own checks' (priority.py)
     session: type[GuestSession] = GuestSession   # the console tests' stand-in guest subclasses it
 
     def console_log(self, attempt: int) -> Path:
@@ -251,7 +251,7 @@ def run_boots(boots: BootPlan, on_measured: Measured, on_boot: Callable[[Boot], 
             return
         try:
             with boots.session(boots.argv, log, boots.boot_timeout, outbox=boots.outbox,
-                               nice=boots.nice) as g:
+                               tree=boots.tree) as g:
                 boot.boot_seconds = round(g.boot_seconds, 2)
                 boot.banner = g.banner
                 boot.boot_splats = [f"{s.kind}: {s.line}" for s in g.splats]

@@ -1,0 +1,123 @@
+"""Which guest gets the cores: the tree's checks yield to the farm's own.
+
+Each QEMU runs in a session of its own (pexpect gives it a terminal, and a new
+terminal means setsid). Where the scheduler groups processes by session
+(/proc/sys/kernel/sched_autogroup_enabled, on in Debian's and most
+distributions' kernels), a process's niceness weighs only against the other
+processes of its session: every QEMU then weighs as much as another, and as the
+whole of a kernel build (make and its compilers share the farm's session),
+whatever niceness it was started with. What does weigh across sessions is the
+session's own niceness, /proc/PID/autogroup, which any process may raise and
+lower again between 0 and 19 for its own processes.
+
+So a guest of the tree's checks (selftests, thpmaps: minutes) runs at
+YIELD_NICE while any guest of the farm's own checks (seconds) runs, and at the
+builds' and own guests' weight otherwise: the own checks' verdict is final in
+the time their boots take alone, and the tree's guests are slowed only for as
+long, never starved (their tests run under wall-clock deadlines in the guest).
+Without autogroups the same niceness is set on each of the guest's threads
+(a niceness an unprivileged user cannot lower again stays: the tree's guest
+then runs below the own checks' until it ends)."""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+
+# CFS weight 110 against 1024: while an own guest runs, a tree guest gets about
+# a tenth of what it would (three own guests and two tree guests on two cores:
+# 93% of the cores to the own ones).
+YIELD_NICE = 10
+AUTOGROUP_SWITCH = Path("/proc/sys/kernel/sched_autogroup_enabled")
+
+
+def autogroups() -> bool:
+    """The scheduler weighs sessions against each other (autogroups are on)."""
+    try:
+        return AUTOGROUP_SWITCH.read_text().strip() == "1"
+    except OSError:
+        return False
+
+
+def renice(pid: int, nice: int, use_autogroup: bool | None = None) -> bool:
+    """Set the niceness that decides ``pid``'s share of the cores: its session's
+    autogroup where the scheduler has them, else each of its threads'. False if
+    the process is gone or the kernel refused."""
+    if use_autogroup is None:
+        use_autogroup = autogroups()
+    if use_autogroup:
+        try:
+            Path(f"/proc/{pid}/autogroup").write_text(str(nice))
+            return True
+        except OSError:
+            return False
+    done = False
+    try:
+        tids = [int(t) for t in os.listdir(f"/proc/{pid}/task")]
+    except OSError:
+        return False
+    for tid in tids:
+        try:
+            os.setpriority(os.PRIO_PROCESS, tid, nice)
+            done = True
+        except OSError:
+            pass
+    return done
+
+
+def niceness(pid: int) -> int | None:
+    """What decides ``pid``'s share now: its autogroup's niceness where the
+    scheduler has autogroups, else its main thread's. None if it is gone."""
+    try:
+        if autogroups():
+            # "/autogroup-123 nice 10"
+            return int(Path(f"/proc/{pid}/autogroup").read_text().split()[-1])
+        return os.getpriority(os.PRIO_PROCESS, pid)
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+class Priorities:
+    """The guests of a process: how many of the own checks' run, and which of
+    the tree's there are to slow while they do. Thread-safe; guests register
+    as they start and leave as they end."""
+
+    def __init__(self, yield_nice: int = YIELD_NICE) -> None:
+        self.lock = threading.Lock()
+        self.own = 0
+        self.tree: set[int] = set()
+        self.use_autogroup = autogroups()
+        # A farm run niced as a whole (nice -n 19 foliofarm run) keeps its guests
+        # as nice as itself: each new session would otherwise start at 0.
+        self.base = niceness(os.getpid()) or 0
+        self.yield_nice = min(19, self.base + yield_nice)
+
+    def _set(self, pid: int, nice: int) -> None:
+        renice(pid, nice, self.use_autogroup)
+
+    def started(self, pid: int, tree: bool) -> None:
+        with self.lock:
+            if tree:
+                self.tree.add(pid)
+                self._set(pid, self.yield_nice if self.own else self.base)
+                return
+            self.own += 1
+            self._set(pid, self.base)
+            if self.own == 1:
+                for t in self.tree:
+                    self._set(t, self.yield_nice)
+
+    def ended(self, pid: int, tree: bool) -> None:
+        with self.lock:
+            if tree:
+                self.tree.discard(pid)
+                return
+            self.own = max(0, self.own - 1)
+            if self.own == 0:
+                for t in self.tree:
+                    self._set(t, self.base)
+
+
+# The process's guests: every GuestSession registers here.
+GUESTS = Priorities()

@@ -1,0 +1,99 @@
+"""The tree's guests yield the cores to the own checks' guests while any runs:
+on real processes in sessions of their own, as pexpect starts QEMU, the share
+each gets read back from the kernel (its autogroup's niceness, or its threads'
+where the scheduler has no autogroups)."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from foliofarm.guest import priority
+from foliofarm.guest.console import GuestSession
+from foliofarm.guest.priority import Priorities, niceness
+
+CONSOLES = Path(__file__).resolve().parent / "data" / "consoles"
+
+
+@pytest.fixture
+def guests():
+    """Stand-in guests: sleeping processes, each in a session of its own."""
+    procs = []
+
+    def start() -> int:
+        p = subprocess.Popen(["sleep", "60"], start_new_session=True)
+        procs.append(p)
+        return p.pid
+    yield start
+    for p in procs:
+        p.kill()
+        p.wait()
+
+
+def can_lower(use_autogroup: bool) -> bool:
+    """Whether a niceness once raised can be brought back here: always for an
+    autogroup, for a thread only with CAP_SYS_NICE."""
+    return use_autogroup or os.geteuid() == 0
+
+
+@pytest.mark.parametrize("use_autogroup", [
+    pytest.param(True, marks=pytest.mark.skipif(not priority.autogroups(),
+                                                reason="the host's scheduler has no autogroups")),
+    False])
+def test_tree_guest_yields_while_an_own_guest_runs(guests, monkeypatch, use_autogroup):
+    monkeypatch.setattr(priority, "autogroups", lambda: use_autogroup)
+    p = Priorities()
+    base = p.base
+    tree = guests()
+    p.started(tree, tree=True)
+    assert niceness(tree) == base            # alone, it runs as fast as anything else
+    own = guests()
+    p.started(own, tree=False)
+    assert niceness(tree) == p.yield_nice > base
+    assert niceness(own) == base
+    late_tree = guests()                     # a tree guest that starts while an own one runs
+    p.started(late_tree, tree=True)
+    assert niceness(late_tree) == p.yield_nice
+    second_own = guests()
+    p.started(second_own, tree=False)
+    p.ended(own, tree=False)
+    assert niceness(tree) == p.yield_nice    # an own guest still runs
+    if can_lower(use_autogroup):
+        p.ended(second_own, tree=False)
+        assert niceness(tree) == base and niceness(late_tree) == base
+    p.ended(tree, tree=True)
+    p.ended(late_tree, tree=True)
+    assert p.own == 0 and not p.tree
+
+
+def test_farm_run_niced_keeps_its_guests_as_nice(guests):
+    """A farm started under `nice -n 5` starts its guests at 5 and its yielding
+    ones at 15, not at 0 and 10 (a new session's autogroup starts at 0)."""
+    code = ("import sys; from foliofarm.guest.priority import Priorities; "
+            "p = Priorities(); print(p.base, p.yield_nice)")
+    out = subprocess.run(["nice", "-n", "5", "setsid", sys.executable, "-c", code],
+                         capture_output=True, text=True, check=True).stdout.split()
+    if priority.autogroups():
+        # setsid: a session of its own, whose autogroup `nice` did not touch
+        # (nice sets the thread's, which weighs only within the session)
+        assert out == ["0", "10"]
+    else:
+        assert out == ["5", "15"]
+
+
+def test_guest_session_registers_its_qemu(tmp_path):
+    """GuestSession counts its QEMU (here the console stand-in) from spawn to exit."""
+    own_before = priority.GUESTS.own
+    g = GuestSession(["sh", str(CONSOLES / "replay.sh"), str(CONSOLES / "boot-7.3-4k.log"), "shell"],
+                     tmp_path / "console.log", boot_timeout=20, tree=True)
+    (tmp_path / "tainted").write_text("4096\n")
+    (tmp_path / "klog").write_text("")
+    g.taint_file = str(tmp_path / "tainted")
+    g.kernel_log_command = f"cat {tmp_path / 'klog'}; : > {tmp_path / 'klog'}"
+    with g:
+        pid = g.child.pid
+        assert pid in priority.GUESTS.tree
+        assert priority.GUESTS.own == own_before
+    assert pid not in priority.GUESTS.tree
