@@ -110,3 +110,32 @@ def test_configuration_inputs_digest_follows_kconfig_not_code(tmp_path):
     before = inputs_digest(tmp_path)
     (tmp_path / "arch" / "arm64" / "Kconfig").write_text("config ARM64\n\tdef_bool y\n")
     assert inputs_digest(tmp_path) != before
+
+
+def test_configuration_inputs_walked_once_per_tree_state(tmp_path, monkeypatch):
+    """The page sizes of a series build at once from one tree: its Kconfig
+    files are walked once, and again after a commit changes them."""
+    import subprocess
+    from foliofarm.intake.source import KernelSource
+    from foliofarm.kernel import build, kconfig
+    t = tmp_path / "linux"
+    (t / "mm").mkdir(parents=True)
+    (t / "mm" / "Kconfig").write_text("config MMU\n\tbool\n")
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@t", "PATH": "/usr/bin:/bin"}
+
+    def git(*args):
+        subprocess.run(["git", "-C", str(t), *args], check=True, capture_output=True, env=env)
+    git("init", "-q")
+    git("add", "-A")
+    git("commit", "-q", "-m", "base")
+    walks = []
+    real = kconfig.inputs_digest
+    monkeypatch.setattr(kconfig, "inputs_digest", lambda tree: walks.append(tree) or real(tree))
+    src = KernelSource(spec="debian:7.3", tree=t, version="7.3.4", origin="test")
+    b = build.Builder(tmp_path / "cache")
+    first = {b.config_inputs(src) for _ in range(3)}
+    assert len(first) == 1 and len(walks) == 1
+    (t / "mm" / "Kconfig").write_text("config MMU\n\tdef_bool y\n")
+    git("commit", "-q", "-am", "mm: MMU always")
+    assert b.config_inputs(src) not in first and len(walks) == 2

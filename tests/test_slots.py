@@ -61,3 +61,45 @@ def test_tree_pool_of_its_own_size():
     for t in ts:
         t.join(5)
     assert order[3] == (True, -4)
+
+
+def test_tree_checks_wait_until_every_page_size_built_at_once_queued():
+    """A series' page sizes build at once: the first kernel built must not
+    take every tree slot for its own (short) checks while a longer page part
+    of the next is seconds from being queued."""
+    slots, order = GuestSlots(1, tree=1, expect=["4k", "64k"]), []
+    slots.queue([(True, True, False, -4096)], "4k")
+    first = take_queued(slots, (True, True, False, -4096), order)
+    time.sleep(0.1)
+    assert order == []                       # 64k has not queued yet
+    slots.queue([(True, False, False, -65536)], "64k")
+    longest = take_queued(slots, (True, False, False, -65536), order)
+    for t in (first, longest):
+        t.join(5)
+    assert order == [(True, False, False, -65536), (True, True, False, -4096)]
+
+
+def test_a_page_size_that_queues_nothing_does_not_hold_the_tree_checks():
+    slots, order = GuestSlots(1, tree=1, expect=["4k", "16k"]), []
+    slots.queue([(True, False, -4096)], "4k")
+    t = take_queued(slots, (True, False, -4096), order)
+    time.sleep(0.1)
+    assert order == []
+    slots.arrived("16k")                     # its build failed, or its measurements were reused
+    t.join(5)
+    assert order == [(True, False, -4096)]
+
+
+def test_own_checks_do_not_wait_for_the_page_sizes_to_queue():
+    slots, order = GuestSlots(1, expect=["4k", "16k"]), []
+    take(slots, (False, 4096), order, 0.0).join(5)
+    assert order == [(False, 4096)]
+
+
+def take_queued(slots: GuestSlots, rank, order: list):
+    def run():
+        with slots.slot(rank, queued=True):
+            order.append(rank)
+    t = threading.Thread(target=run)
+    t.start()
+    return t

@@ -9,7 +9,7 @@ import threading
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 from foliofarm.guest.qemu import SELFTESTS, SWAP, THPMAPS, Machine
 from foliofarm.judge.checks import Check
@@ -36,22 +36,44 @@ class GuestSlots:
     tree's checks run on, their guests yielding the cores to the own checks'
     guests while any runs (priority.py)."""
 
-    def __init__(self, n: int, tree: int | None = None) -> None:
+    def __init__(self, n: int, tree: int | None = None, expect: Iterable[str] = ()) -> None:
         self.free = {False: max(1, n), True: max(1, tree if tree is not None else n)}
         self.waiting: dict[bool, list[tuple[Any, ...]]] = {False: [], True: []}
         self.cond = threading.Condition()
+        # Page sizes built at once (a series' warm builds), whose boots have yet
+        # to be queued: no tree check takes a slot before all are, or the first
+        # kernel built would take every tree slot for its own checks, the
+        # longest of the others then starting minutes later (the run's tail).
+        self.expected = set(expect)
 
     @staticmethod
     def pool(rank: tuple[Any, ...]) -> bool:
         """True: the tree's checks' pool."""
         return bool(rank) and rank[0] is True
 
+    def queue(self, ranks: Iterable[tuple[Any, ...]], page: str) -> None:
+        """Queue every boot of ``page``'s pass at once (each then takes its
+        slot with ``slot(rank, queued=True)``)."""
+        with self.cond:
+            for rank in ranks:
+                heapq.heappush(self.waiting[self.pool(rank)], rank)
+            self.expected.discard(page)
+            self.cond.notify_all()
+
+    def arrived(self, page: str) -> None:
+        """``page`` queues no more first boots (it queued them, or has none:
+        its build failed, its measurements were reused)."""
+        with self.cond:
+            self.expected.discard(page)
+            self.cond.notify_all()
+
     @contextmanager
-    def slot(self, rank: tuple[Any, ...]) -> Iterator[None]:
+    def slot(self, rank: tuple[Any, ...], queued: bool = False) -> Iterator[None]:
         p = self.pool(rank)
         with self.cond:
-            heapq.heappush(self.waiting[p], rank)
-            while self.free[p] == 0 or self.waiting[p][0] != rank:
+            if not queued:
+                heapq.heappush(self.waiting[p], rank)
+            while self.free[p] == 0 or self.waiting[p][0] != rank or (p and self.expected):
                 self.cond.wait()
             heapq.heappop(self.waiting[p])
             self.free[p] -= 1

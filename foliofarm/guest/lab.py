@@ -61,6 +61,7 @@ class Lab:
         # per source tree (by id): its selftests and thpmaps disks, made after its first kernel
         self.selftests: dict[int, Future[TreeDisk]] = {}
         self.thpmaps: dict[int, Future[TreeDisk]] = {}
+        self.at_once: set[int] = set()   # sources (by id) whose page sizes build at once (warm)
         self.ktap_parser: Path | None = None
         self.own_told = False     # own_verdict: said once
 
@@ -119,7 +120,9 @@ class Lab:
         # built; the guest slots (--guests own boots, --tree-guests of the
         # tree's) are shared across them, so the next page size's first cell
         # takes the slot this one's last cell leaves free. The status line is the main thread's alone.
-        slots = cells.GuestSlots(self.opts.guests, self.opts.tree_guests)
+        slots = cells.GuestSlots(self.opts.guests, self.opts.tree_guests,
+                                 expect=[p.name for p in self.opts.page_sizes] if id(src) in self.at_once
+                                 else ())
         try:
             with ThreadPoolExecutor(max_workers=len(builds), thread_name_prefix="page") as pages:
                 measuring = []
@@ -147,6 +150,8 @@ class Lab:
         v = self.opts.variant
         warm = all(self.builder.is_warm(src, page, v) for page in self.opts.page_sizes)
         pool = self.warm_pool if warm else self.build_pool
+        if warm:
+            self.at_once.add(id(src))
         futures = []
         for i, page in enumerate(self.opts.page_sizes):
             futures.append(pool.submit(self._build, src, page))
@@ -192,6 +197,14 @@ class Lab:
 
     def _page_size(self, built: Built, src: source.KernelSource, page: matrix.PageSize,
                    role: Role | None, slots: cells.GuestSlots | None = None) -> bool:
+        try:
+            return self._measure_page(built, src, page, role, slots)
+        finally:
+            if slots is not None:
+                slots.arrived(page.name)   # whatever it queued: the tree's checks may start
+
+    def _measure_page(self, built: Built, src: source.KernelSource, page: matrix.PageSize,
+                      role: Role | None, slots: cells.GuestSlots | None) -> bool:
         w = self.writer
         label = plan.label(src, self.opts.variant)
         mine = [Cell(page, fs, label) for fs in self.opts.filesystems

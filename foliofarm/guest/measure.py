@@ -235,12 +235,17 @@ class Pass:
             cell = g.pairs[0][0]
             if not g.later:
                 return False, cell.page.bytes, self.label, fs_rank[cell.fs.name]
-            # the tree's checks: the longest first (the larger the page, the
-            # longer its selftests; a page part is longer than one cell's)
-            return True, -cell.page.bytes, not g.bare, self.label, fs_rank[cell.fs.name]
+            # The tree's checks, longest first, so that the last to finish
+            # starts early (two tree guests share the run's last minutes): the
+            # page parts (every selftest that takes no filesystem: minutes),
+            # then the cells whose filesystem the selftests write to (khugepaged
+            # all:file, split_huge_page_test), then the others (thpmaps alone:
+            # seconds); within each, the larger page first (the slower there).
+            light = not g.bare and cell.fs.name not in self.k.mm_scratch
+            return True, not g.bare, light, -cell.page.bytes, self.label, fs_rank[cell.fs.name]
 
         def in_slot(g: Group) -> None:
-            with slots.slot(rank(g)):
+            with slots.slot(rank(g), queued=True):
                 self.boot_cell(g, None)
 
         groups = sorted(groups, key=rank)
@@ -251,6 +256,7 @@ class Pass:
             for g in groups:
                 self.boot_cell(g, ctx.status)
             return
+        slots.queue([rank(g) for g in groups], self.page.name)
         with ctx.status(f"{what}: {len(groups)} cells, {ctx.guests} guests at a time"), \
                 ThreadPoolExecutor(max_workers=max(1, len(groups)), thread_name_prefix="guest") as pool:
             for f in [pool.submit(in_slot, g) for g in groups]:

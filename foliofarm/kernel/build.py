@@ -15,6 +15,7 @@ import os
 import re
 import shlex
 import shutil
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -106,6 +107,10 @@ class Builder:
         self.toolchain = toolchain_id()
         self.jobs = jobs or jobs_default()
         self.extra = extra          # the -K fragment, if any
+        # kconfig.inputs_digest by (tree, state) of a git tree: the page sizes
+        # building at once walk the same tree once, not once each
+        self._inputs: dict[tuple[str, str], str] = {}
+        self._inputs_lock = threading.Lock()
 
     def fragments(self, page: matrix.PageSize, variant: str) -> list[Path]:
         return fragments(page, variant) + ([self.extra] if self.extra else [])
@@ -269,7 +274,7 @@ class Builder:
         # The same fragments over the same Kconfig files give the same .config:
         # then the three configuration steps (seconds each) are skipped.
         stamp = bdir / "foliofarm-kconfig.key"
-        key = sha256_text(sha256_files(frags), kconfig.inputs_digest(source.tree))
+        key = sha256_text(sha256_files(frags), self.config_inputs(source))
         if old is not None and stamp.is_file() and stamp.read_text() == f"{key} {sha256_text(old)}\n":
             self.log(f"{bdir.name}: configuration inputs unchanged, .config kept")
             return kconfig.verify(old, reqs, source.tree)
@@ -288,6 +293,16 @@ class Builder:
             (bdir / ".config").write_text(new)
         stamp.write_text(f"{key} {sha256_text(new)}\n")
         return verification
+
+    def config_inputs(self, source: KernelSource) -> str:
+        """kconfig.inputs_digest of ``source``'s tree, walked once per tree state."""
+        if not source.versioned:
+            return kconfig.inputs_digest(source.tree)
+        with self._inputs_lock:
+            key = (str(source.tree), source.state())
+            if key not in self._inputs:
+                self._inputs[key] = kconfig.inputs_digest(source.tree)
+            return self._inputs[key]
 
     def _make(self, source: KernelSource, bdir: Path, env: dict[str, str], logf: Path,
               *targets: str, jobs_: int | None = None) -> None:
