@@ -74,3 +74,29 @@ def test_simulated_installs_in_apts_order_with_versions():
 
 def test_simulated_installs_of_nothing():
     assert simulated_installs("0 upgraded, 0 newly installed, 0 to remove and 0 not upgraded.\n") == []
+
+
+def test_apt_answers_kept_until_the_lists_change(tmp_path):
+    """A run's sysroots ask apt the same questions: asked once per state of
+    the package lists (kept on disk, read back by the next run), asked again
+    once an update changed them."""
+    import os
+    from foliofarm.intake.apt import PrivateApt
+    apt = PrivateApt(tmp_path, "trixie", "arm64")
+    (apt.root / "updated").touch()               # lists fresh: no apt-get update here
+    lists = apt.root / "lists" / "deb_dists_trixie_main_binary-arm64_Packages"
+    lists.write_text("Package: libc6\nVersion: 2.41-12\n")
+    asked = []
+
+    def ask():
+        asked.append(1)
+        return [["libc6", "2.41-12"]]
+    assert apt._answer("closure libc6", ask) == [["libc6", "2.41-12"]]
+    again = PrivateApt(tmp_path, "trixie", "arm64")   # the next run
+    assert again._answer("closure libc6", ask) == [["libc6", "2.41-12"]]
+    assert len(asked) == 1
+    assert again._answer("closure bash", ask) and len(asked) == 2   # another question
+    lists.write_text("Package: libc6\nVersion: 2.41-13\n")
+    os.utime(lists, ns=(1, 1))
+    again._answer("closure libc6", ask)
+    assert len(asked) == 3
