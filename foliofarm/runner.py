@@ -75,7 +75,8 @@ class Run:
                 lab.make_disks()
             with self.stage("ktap_parser", "the KTAP parser"):
                 lab.fetch_ktap_parser(src)
-            complete = self.loop(lab, plan.steps(lab.ground(), o, src))
+            with source.states_kept():      # the run holds its trees (source.py)
+                complete = self.loop(lab, plan.steps(lab.ground(), o, src))
         except UsageError as exc:
             w.add("errors", {"stage": "input", "message": str(exc)})
             self.ui.print(Text("error: ", style="red") + Text(str(exc)))

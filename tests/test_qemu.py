@@ -77,14 +77,14 @@ def test_tcg_runs_the_vcpus_in_turns_unless_asked_for_a_thread_each():
     assert accel(accel="kvm") == "kvm"
 
 
-def test_the_page_parts_boot_with_a_thread_per_vcpu():
-    """The selftests' page parts (a bare guest) hold the race tests, which need
-    their vCPUs at once: a thread each whatever --tcg-threads says; the cells'
-    boots take the run's choice."""
+def test_the_race_parts_boot_with_a_thread_per_vcpu():
+    """The selftests' race parts (a bare guest) hold the tests that need
+    their vCPUs at once: a thread each whatever --tcg-threads says; the other
+    boots (the cells', the rest of the page parts) take the run's choice."""
     from foliofarm.guest.cells import Context, boot_threads
     def ctx(threads):
         return Context(writer=None, cache=Path("/c"), checks=[], accel="tcg", boot_timeout=300,
                        log=lambda *a: None, status=lambda *a: None, tcg_threads=threads)
-    assert boot_threads(ctx("single"), bare=True) == "multi"
-    assert boot_threads(ctx("single"), bare=False) == "single"
-    assert boot_threads(ctx("multi"), bare=False) == "multi"
+    assert boot_threads(ctx("single"), at_once=True) == "multi"
+    assert boot_threads(ctx("single"), at_once=False) == "single"
+    assert boot_threads(ctx("multi"), at_once=False) == "multi"

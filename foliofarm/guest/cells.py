@@ -22,7 +22,8 @@ from foliofarm.util import sha256_text
 # How cells share boots: part of what a boot's figures depend on (the page
 # cache and memory a cell's checks find), so part of the saved measurements' key.
 BOOT_LAYOUT = ("per cell a boot for the farm's checks and one for its tree's, a swap disk; split "
-               "selftests: page parts in a guest of their own, a TCG thread per vCPU there")
+               "selftests: page parts in a guest of their own, their tests needing threads at once "
+               "in another with a TCG thread per vCPU")
 
 
 class GuestSlots:
@@ -170,18 +171,19 @@ def boot_append(ctx: Context, k: Kernel) -> str:
     return f"hugepages={n} swiotlb=noforce" if n else ""
 
 
-def boot_threads(ctx: Context, bare: bool) -> str:
+def boot_threads(ctx: Context, at_once: bool) -> str:
     """TCG's threads for a boot (qemu.TCG_THREADS): the run's, but a thread per
-    vCPU for the selftests' page parts (``bare``: no cell filesystem), whose
-    race tests need their vCPUs at once: folio_split_race_test spins waiting
-    for its other thread, and with the vCPUs in turns it ran past its 300 s
-    deadline in every 16K cell, where it takes 64 s with a thread each."""
-    return "multi" if bare else ctx.tcg_threads
+    vCPU for the selftests that need their threads at once (``at_once``, the
+    race part, split.py): folio_split_race_test spins waiting for its other
+    thread, and with the vCPUs in turns it ran past its 300 s deadline in
+    every 16K cell, where it takes 64 s with a thread each."""
+    return "multi" if at_once else ctx.tcg_threads
 
 
-def machine(ctx: Context, k: Kernel, cells: list[Cell], outbox: Path | None = None) -> Machine:
-    """The guest for ``cells`` of ``k`` (none: the page parts' bare guest):
-    their disks, and the outbox."""
+def machine(ctx: Context, k: Kernel, cells: list[Cell], outbox: Path | None = None,
+            at_once: bool = False) -> Machine:
+    """The guest for ``cells`` of ``k`` (none: the page parts' bare guest;
+    ``at_once``: its vCPUs a host thread each): their disks, and the outbox."""
     disks = {c.fs.name: k.disks[c.fs.name] for c in cells}
     scratch = {f"{c.fs.name}-rw": k.disks[c.fs.name] for c in cells if c.fs.rw_mount_options}
     if k.swap is not None:
@@ -194,7 +196,7 @@ def machine(ctx: Context, k: Kernel, cells: list[Cell], outbox: Path | None = No
         disks[THPMAPS] = k.thpmaps
     return Machine(kernel=k.arts.image, initrd=k.initrd, disks=disks,
                    scratch=scratch,
-                   accel=ctx.accel, tcg_threads=boot_threads(ctx, not cells), outbox=outbox,
+                   accel=ctx.accel, tcg_threads=boot_threads(ctx, at_once), outbox=outbox,
                    cpus=ctx.cpus, memory_mb=ctx.memory_mb,
                    numa_nodes=ctx.numa_nodes, extra_append=boot_append(ctx, k))
 

@@ -30,6 +30,7 @@ from foliofarm.util import tmp_dir, write_json
 # The page parts' guest, in place of a filesystem in the boot's name; a
 # cell's boot for its tree's checks (thpmaps, the selftests' cell part).
 BARE = "nofs"
+RACE_BOOT = "nofs-race"     # the bare guest of the selftests' race parts, a host thread per vCPU
 TREE_SUFFIX = "-tree"
 
 
@@ -102,6 +103,7 @@ def boot_and_measure(ctx: Context, k: Kernel, label: str = "",
     clean."""
     by_cell: dict[tuple[str, bool], list[tuple[Cell, Check]]] = {}
     per_page: dict[str, tuple[Cell, Check]] = {}
+    per_race: dict[str, tuple[Cell, Check]] = {}
     one = Pass(ctx, k, label)
     for cell, chk in pairs or [(c, chk) for c in k.cells for chk in ctx.checks]:
         there, why = tree_disk(k, chk)
@@ -110,13 +112,18 @@ def boot_and_measure(ctx: Context, k: Kernel, label: str = "",
             continue
         own = is_own(chk)      # the farm's checks boot apart from the tree's, ahead of them
         if split.splits(chk):
-            # its cell part in the cell's boot, its page part once (split.py)
+            # its cell part in the cell's boot, its page part once (split.py),
+            # the tests of it that need their threads at once in a guest apart
             per_page.setdefault(chk.name, (cell, split.part(chk, split.PAGE)))
+            if split.races(chk):
+                per_race.setdefault(chk.name, (cell, split.part(chk, split.RACE)))
             chk = split.part(chk, split.CELL)
         by_cell.setdefault((cell.id, own), []).append((cell, chk))
     groups = [Group(g, later=not own) for (_, own), g in by_cell.items()]
     if per_page:     # one guest with no cell filesystem for every page part
         groups.append(Group(list(per_page.values()), bare=True, later=True))
+    if per_race:     # and one with a host thread per vCPU for their race parts
+        groups.append(Group(list(per_race.values()), bare=True, later=True, at_once=True))
     one.boot_cells(groups)
     if not label:
         one.finish_cells()
@@ -133,6 +140,7 @@ class Group:
     pairs: list[tuple[Cell, Check]]
     bare: bool = False
     later: bool = False
+    at_once: bool = False     # its vCPUs a host thread each (the selftests' race parts)
 
 
 class Pass:
@@ -149,10 +157,12 @@ class Pass:
         self.boots: list[Any] = []
         self.lock = threading.Lock()
         self.timeouts = base_timeouts(ctx, k)
-        # split checks: the page part by check, cell parts waiting for it
+        # split checks: the page part by check (put together from its page and
+        # race parts as they arrive), cell parts waiting for it
+        self.page_pieces: dict[str, dict[str, tuple[dict[str, Any], str]]] = {}
         self.page_parts: dict[str, tuple[dict[str, Any], str]] = {}
         self.cell_parts: dict[str, list[tuple[Cell, dict[str, Any]]]] = {}
-        self.page_boot = ""
+        self.page_boot = {split.PAGE: "", split.RACE: ""}
 
     def on_measured(self, cell: Cell, chk: Check, m: dict[str, Any]) -> None:
         if chk.options.get("kind") == "selftests" and m["kind"] in (Kind.KTAP, Kind.CRASH):
@@ -164,9 +174,15 @@ class Pass:
         # a part: the cell's measurement once both parts are there
         whole = next(c for c in self.ctx.checks if c.name == chk.name)
         with self.lock:
-            if which == split.PAGE:
-                self.page_parts[chk.name] = (m, self.page_boot)
-                ready = self.cell_parts.pop(chk.name, [])
+            if which in (split.PAGE, split.RACE):
+                pieces = self.page_pieces.setdefault(chk.name, {})
+                pieces[which] = (m, self.page_boot[which])
+                ready = []
+                if set(pieces) >= split.page_parts(whole):
+                    self.page_parts[chk.name] = (
+                        split.merge_page(*pieces[split.PAGE], *pieces[split.RACE])
+                        if split.RACE in pieces else pieces[split.PAGE])
+                    ready = self.cell_parts.pop(chk.name, [])
             else:
                 ready = [(cell, m)] if chk.name in self.page_parts else []
                 if not ready:
@@ -207,16 +223,18 @@ class Pass:
             outbox = Path(tmp) / "outbox.img"
             with open(outbox, "wb") as f:      # sparse: costs only what the dumps write
                 f.truncate(OUTBOX_BYTES)
-            argv = machine(ctx, self.k, [] if group.bare else [cell], outbox).argv()
-            name = (f"{self.page.name}-{BARE if group.bare else cell.fs.name}-{self.kernel}{self.label}"
+            argv = machine(ctx, self.k, [] if group.bare else [cell], outbox, group.at_once).argv()
+            where = (RACE_BOOT if group.at_once else BARE) if group.bare else cell.fs.name
+            name = (f"{self.page.name}-{where}-{self.kernel}{self.label}"
                     + (TREE_SUFFIX if group.later and not group.bare else ""))
             stem = ctx.writer.dir / "boots" / name
             if group.bare:
                 with self.lock:
-                    self.page_boot = f"in boot {name} (no cell filesystem attached)"
+                    self.page_boot[split.RACE if group.at_once else split.PAGE] = (
+                        f"in boot {name} (no cell filesystem attached)")
             boots = BootPlan(argv=argv, log_stem=stem, page=self.page, kernel=self.kernel, pairs=cell_pairs,
                              boot_timeout=ctx.boot_timeout, timeouts=self.timeouts, qemu=shlex.join(argv),
-                             outbox=outbox, fs=BARE if group.bare else None,
+                             outbox=outbox, fs=where if group.bare else None,
                              tree=group.later)
             for _ in run_boots(boots, self.on_measured, self.on_boot, status):
                 pass
@@ -242,7 +260,8 @@ class Pass:
             # all:file, split_huge_page_test), then the others (thpmaps alone:
             # seconds); within each, the larger page first (the slower there).
             light = not g.bare and cell.fs.name not in self.k.mm_scratch
-            return True, not g.bare, light, -cell.page.bytes, self.label, fs_rank[cell.fs.name]
+            return (True, not g.bare, light, -cell.page.bytes, g.at_once, self.label,
+                    fs_rank[cell.fs.name])
 
         def in_slot(g: Group) -> None:
             with slots.slot(rank(g), queued=True):

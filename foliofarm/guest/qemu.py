@@ -65,7 +65,7 @@ def numa_argv(memory_mb: int, cpus: int, nodes: int) -> list[str]:
 # at most 100 ms), not instruction by instruction at once, so a race that
 # needs two CPUs inside one narrow window is less likely to be hit; hunt races
 # with --tcg-threads multi (or KVM on an arm64 host). The selftests' page
-# parts, which hold the race tests, take a thread per vCPU (cells.boot_threads).
+# parts' tests that need their threads at once take a thread per vCPU (cells.boot_threads).
 TCG_THREADS = ("single", "multi")
 
 

@@ -13,7 +13,13 @@ folder run in each cell's own boot ("cell" part). Each part reports the other's
 tests as SKIP "elsewhere: ..." (tests/vmtests/mm-selftests.sh); the host puts
 a cell's part and its page size's part together into the one measurement the
 check has always had, so that judging, comparing base with series, the noise,
-the saved measurements and the report see every test in every cell."""
+the saved measurements and the report see every test in every cell.
+
+The page part's tests whose threads must run at the same time (``at_once``:
+folio_split_race_test spins waiting for its other thread) run in a guest of
+their own whose vCPUs each have a host thread ("race" part); the rest of the
+page part with TCG's vCPUs in turns, a quarter faster on a busy host. The two
+are put together into the page part first."""
 
 from __future__ import annotations
 
@@ -24,7 +30,7 @@ from foliofarm.guest import splat
 from foliofarm.guest.ktap import ELSEWHERE
 from foliofarm.judge.checks import Check, Kind
 
-PAGE, CELL = "page", "cell"
+PAGE, CELL, RACE = "page", "cell", "race"
 
 
 def splits(chk: Check) -> bool:
@@ -36,10 +42,26 @@ def part(chk: Check, which: str) -> Check:
     return dataclasses.replace(chk, options={**chk.options, "part": which})
 
 
+def races(chk: Check) -> bool:
+    """``chk``'s page part has tests that need their threads at once: they run
+    as a part of their own ("race"), in a guest with a host thread per vCPU;
+    not where the categories run include none of theirs."""
+    if not splits(chk) or not str(chk.options.get("at_once", "")).split():
+        return False
+    theirs = set(str(chk.options.get("at_once_categories", "")).split())
+    run = str(chk.options.get("categories", "all")).split()
+    return not theirs or run == ["all"] or bool(theirs & set(run))
+
+
 def part_of(chk: Check) -> str | None:
-    """"page" or "cell" for a part of a split check, else None."""
+    """"page", "race" or "cell" for a part of a split check, else None."""
     p = chk.options.get("part")
-    return p if p in (PAGE, CELL) else None
+    return p if p in (PAGE, RACE, CELL) else None
+
+
+def page_parts(chk: Check) -> set[str]:
+    """The parts run once per page size that make up ``chk``'s page part."""
+    return {PAGE, RACE} if races(chk) else {PAGE}
 
 
 def _here(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -74,7 +96,22 @@ def _ktap(page_m: dict[str, Any], cell_m: dict[str, Any], where: str) -> str:
             f"cell's own boot\n{cell_m.get('ktap') or cell_m.get('console') or ''}")
 
 
-def merge(page_m: dict[str, Any], cell_m: dict[str, Any], where: str) -> dict[str, Any]:
+def merge_page(page_m: dict[str, Any], race_m: dict[str, Any], where_page: str,
+               where_race: str) -> tuple[dict[str, Any], str]:
+    """The page part of a split check from its two guests: the tests with the
+    vCPUs in turns (``page_m``) and those needing them at once (``race_m``),
+    both walking the same list; and where they ran."""
+    m = merge(page_m, race_m, where_page, second="race")
+    m.pop("split", None)
+    m["ktap"] = (f"{page_m.get('ktap') or page_m.get('console') or ''}\n"
+                 f"# foliofarm: the tests that need their threads at once, {where_race}, "
+                 f"a host thread per vCPU\n{race_m.get('ktap') or race_m.get('console') or ''}")
+    m["race"] = {"where": where_race, "kind": race_m["kind"], "seconds": race_m.get("seconds")}
+    return m, f"{where_page} and {where_race}"
+
+
+def merge(page_m: dict[str, Any], cell_m: dict[str, Any], where: str,
+          second: str = CELL) -> dict[str, Any]:
     """One cell's measurement of a split check from its page size's part
     (``where``: the boot it ran in) and its own part, both already parsed
     (``tests``). A crash in either is the cell's crash; else an error in
@@ -85,10 +122,13 @@ def merge(page_m: dict[str, Any], cell_m: dict[str, Any], where: str) -> dict[st
     m: dict[str, Any] = {"kind": worst, "split": {
         PAGE: {"where": where, "kind": page_m["kind"], "seconds": page_m.get("seconds")},
         CELL: {"kind": cell_m["kind"], "seconds": cell_m.get("seconds")}}}
+    if "race" in page_m:
+        m["split"][RACE] = page_m["race"]
     if worst != Kind.KTAP:
         bad = next(p for p in (PAGE, CELL) if Kind(parts[p]["kind"]) == worst)
         src = parts[bad]
         what = ("the tests run once for the page size" if bad == PAGE
+                else "the tests that need their threads at once" if second == RACE
                 else "the tests that take the cell's filesystem")
         m["reason"] = f"{what}: {src.get('reason', '')}"
         for key in ("excerpt", "ended_boot", "boot_failed", "console"):
