@@ -180,7 +180,8 @@ class Pass:
                 ready = []
                 if set(pieces) >= split.page_parts(whole):
                     self.page_parts[chk.name] = (
-                        split.merge_page(*pieces[split.PAGE], *pieces[split.RACE])
+                        split.merge_page(pieces[split.PAGE][0], pieces[split.RACE][0],
+                                         pieces[split.PAGE][1], pieces[split.RACE][1])
                         if split.RACE in pieces else pieces[split.PAGE])
                     ready = self.cell_parts.pop(chk.name, [])
             else:
