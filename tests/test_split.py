@@ -133,3 +133,58 @@ def test_a_split_run_judges_the_selftests_as_an_unsplit_run_did():
     noted: list[str] = []
     diffs = [d for d in same_results.differences(before, after, noted) if " mm-selftests" in d]
     assert diffs == [], diffs
+
+
+RACE = "# foliofarm: the tests that need their threads at once"
+
+
+def test_the_race_part_and_the_page_part_put_together(parser):  # noqa: F811
+    """A real run's three guests for one 16K cell (split-race-7.3-16k-ext4-thp.ktap):
+    the page part with the vCPUs in turns, the race part (folio_split_race_test,
+    a host thread per vCPU), the cell's part. Put together as the farm does,
+    every test is judged once, from the guest that ran it, and the cell's
+    verdict is the same as the file's."""
+    page_and_race, cell = parts("split-race-7.3-16k-ext4-thp.ktap")
+    head, _, race = page_and_race.partition(RACE)
+    page = head.partition("\n")[2]                       # the file's own part header
+    race = race.partition("\n")[2]
+    mp, mr, mc = (measured(parser, t, seconds=s) for t, s in ((page, 60.0), (race, 114.0), (cell, 30.0)))
+    for r in mr["tests"]["results"]:
+        away = r.get("reason", "").startswith(ktap.ELSEWHERE)
+        assert away == (r["name"] != "folio_split_race_test"), r
+    assert any(r["name"] == "folio_split_race_test" and r["reason"].startswith(ktap.ELSEWHERE)
+               for r in mp["tests"]["results"])
+    whole_page, where = split.merge_page(mp, mr, "in boot 16k-nofs-7.3", "in boot 16k-nofs-race-7.3")
+    assert where == "in boot 16k-nofs-7.3 and in boot 16k-nofs-race-7.3"
+    assert whole_page["seconds"] == 174.0 and whole_page["race"]["seconds"] == 114.0
+    m = split.merge(whole_page, mc, where)
+    assert m["split"]["race"]["where"] == "in boot 16k-nofs-race-7.3"
+    chk = split.part(catalogue()["mm-selftests"], "all")
+    out = judge_measurement(chk, m, "7.3", "16k", "ext4")
+    assert out.outcome == "pass", out.reason
+    names = [s["name"] for s in out.subtests]
+    assert len(names) == len(set(names)) == 9
+    assert {s["name"]: s["outcome"] for s in out.subtests}["folio_split_race_test"] == "pass"
+    assert not any("elsewhere" in s.get("reason", "") for s in out.subtests)
+
+
+def test_a_crash_of_the_race_part_is_the_cells(parser):  # noqa: F811
+    page_and_race, cell = parts("split-race-7.3-16k-ext4-thp.ktap")
+    head, _, race = page_and_race.partition(RACE)
+    mp = measured(parser, head.partition("\n")[2])
+    dead = measured(parser, race.partition("\n")[2].split("# running ./folio_split_race_test")[0],
+                    kind="crash")
+    dead["reason"] = "the kernel panicked"
+    whole_page, where = split.merge_page(mp, dead, "in boot a", "in boot b")
+    m = split.merge(whole_page, measured(parser, cell), where)
+    assert m["kind"] == "crash"
+    assert "need their threads at once" in m["reason"] and "panicked" in m["reason"]
+
+
+def test_races_only_where_the_categories_hold_them():
+    chk = catalogue()["mm-selftests"]
+    assert split.races(chk)                                           # the default categories
+    from foliofarm.judge.checks import with_categories
+    assert not split.races(with_categories([chk], "mmap rmap")[0])    # no thp: no race guest
+    assert split.races(with_categories([chk], "thp")[0])
+    assert split.races(with_categories([chk], "all")[0])
