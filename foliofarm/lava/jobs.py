@@ -145,7 +145,7 @@ def qemu_extra(b: Booted) -> list[str]:
     the farm's kernel command line, no network, no reboot. Not the farm's
     ``thread=single``: a job runs all of a cell's checks in one boot, the
     selftests' race tests among them, which need their vCPUs at once (a
-    thread each: QEMU's default, as in the farm's page-part boots)."""
+    thread each: QEMU's default, as in the farm's race-part boots)."""
     extra = [f"-smp {b.smp}", "-no-reboot", "-nic none"]
     extra += [f"{b.numa[i]} {b.numa[i + 1]}" for i in range(0, len(b.numa), 2)]
     extra.append(f"-append {shlex.quote(b.append)}")
