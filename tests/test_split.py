@@ -188,3 +188,28 @@ def test_races_only_where_the_categories_hold_them():
     assert not split.races(with_categories([chk], "mmap rmap")[0])    # no thp: no race guest
     assert split.races(with_categories([chk], "thp")[0])
     assert split.races(with_categories([chk], "all")[0])
+
+
+def test_the_race_part_judges_the_selftests_as_one_page_part_did():
+    """The whole 3x3 with every default selftest, the page part's race test in
+    a guest of its own with a host thread per vCPU and the rest with the vCPUs
+    in turns (race-run-7.3.json: the base of `make bench` of 2026-11-26),
+    against the same kernel with one page part, all of it a thread per vCPU
+    (split-run-7.3.json): the same tests with the same outcomes and counts of
+    results in every cell, but for known flaky and known-failing tests moving
+    the known way, as between any two clean boots."""
+    import sys
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
+    import same_results
+    from foliofarm import schema
+    data = Path(__file__).parent / "data" / "results"
+    before, after = (schema.load(data / n) for n in ("split-run-7.3.json", "race-run-7.3.json"))
+    races = [b for b in after["boots"] if b.get("fs") == "nofs-race"]
+    assert sorted(b["page_size"] for b in races) == ["16k", "4k", "64k"]
+    assert all("thread=multi" in b["qemu"] for b in races)
+    assert all("thread=single" in b["qemu"] for b in after["boots"] if b.get("fs") == "nofs")
+    st = {k: v for k, v in same_results.table(after).items() if k[2] == "mm-selftests"}
+    assert len(st) == 9 and all(v["tests"]["folio_split_race_test"][0] == "pass" for v in st.values())
+    noted: list[str] = []
+    diffs = [d for d in same_results.differences(before, after, noted) if " mm-selftests" in d]
+    assert diffs == [], diffs
