@@ -90,8 +90,9 @@ class Priorities:
         self.own = 0
         self.tree: set[int] = set()
         self.use_autogroup = autogroups()
-        # A farm run niced as a whole (nice -n 19 foliofarm run) keeps its guests
-        # as nice as itself: each new session would otherwise start at 0.
+        # A farm whose share is lowered (its session's autogroup niceness, or
+        # without autogroups its own: nice -n 19 foliofarm run) keeps its guests
+        # as low: each new session would otherwise start at 0.
         self.base = niceness(os.getpid()) or 0
         self.yield_nice = min(19, self.base + yield_nice)
 
