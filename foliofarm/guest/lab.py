@@ -125,12 +125,18 @@ class Lab:
                                  else ())
         try:
             with ThreadPoolExecutor(max_workers=len(builds), thread_name_prefix="page") as pages:
-                measuring = []
-                for page, fut in zip(self.opts.page_sizes, builds):
-                    with (self.status(f"building {label} {page.name} (make Image modules)")
-                          if not fut.done() else nullcontext()):
-                        built = fut.result()
-                    measuring.append(pages.submit(self._page_size, built, src, page, role, slots))
+                measuring, queued = [], set()
+                try:
+                    for page, fut in zip(self.opts.page_sizes, builds):
+                        with (self.status(f"building {label} {page.name} (make Image modules)")
+                              if not fut.done() else nullcontext()):
+                            built = fut.result()
+                        measuring.append(pages.submit(self._page_size, built, src, page, role, slots))
+                        queued.add(page.name)
+                finally:
+                    for page in self.opts.page_sizes:    # stopped early: none of them holds
+                        if page.name not in queued:      # the tree's checks back
+                            slots.arrived(page.name)
                 with self.status(f"measuring {label}"):
                     for f in measuring:
                         ok = f.result() and ok
