@@ -100,3 +100,6 @@ def test_apt_answers_kept_until_the_lists_change(tmp_path):
     os.utime(lists, ns=(1, 1))
     again._answer("closure libc6", ask)
     assert len(asked) == 3
+    import json
+    kept = json.loads((apt.root / "answers.json").read_text())
+    assert list(kept["answers"]) == ["closure libc6"]      # the old lists' answers are gone

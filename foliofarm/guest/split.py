@@ -101,7 +101,7 @@ def merge_page(page_m: dict[str, Any], race_m: dict[str, Any], where_page: str,
     """The page part of a split check from its two guests: the tests with the
     vCPUs in turns (``page_m``) and those needing them at once (``race_m``),
     both walking the same list; and where they ran."""
-    m = merge(page_m, race_m, where_page, second="race")
+    m = merge(page_m, race_m, where_page, second=RACE)
     m.pop("split", None)
     m["ktap"] = (f"{page_m.get('ktap') or page_m.get('console') or ''}\n"
                  f"# foliofarm: the tests that need their threads at once, {where_race}, "

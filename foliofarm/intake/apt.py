@@ -137,18 +137,18 @@ class PrivateApt:
         seconds each) before a series' first build, and their answers change
         only with the lists (apt-get update, once a day)."""
         self.update()
-        key = sha256_text(question, self.lists_state())
+        lists = self.lists_state()
         memo = self.root / "answers.json"
         try:
-            answers = json.loads(memo.read_text())
+            kept = json.loads(memo.read_text())
         except (OSError, ValueError):
-            answers = {}
-        if isinstance(answers, dict) and key in answers:
-            return answers[key]
-        answer = ask()
-        answers = answers if isinstance(answers, dict) else {}
-        answers[key] = answer
-        write_json(memo, answers, durable=False)   # lost: asked again
+            kept = {}
+        # only the answers for the lists as they are now are kept
+        answers = kept.get("answers", {}) if isinstance(kept, dict) and kept.get("lists") == lists else {}
+        if question in answers:
+            return answers[question]
+        answers[question] = answer = ask()
+        write_json(memo, {"lists": lists, "answers": answers}, durable=False)   # lost: asked again
         return answer
 
     def version(self, package: str) -> str:
