@@ -1,0 +1,1 @@
+savedcmd_Module.symvers :=  /root/.cache/foliofarm/build/7.3-4k-default-e862df89-08e77de46314c801-8cb639e0/scripts/mod/modpost -M     -E     -o Module.symvers -T modules.order -i /root/.cache/foliofarm/build/7.3-4k-default-e862df89-08e77de46314c801-8cb639e0/Module.symvers -e 

@@ -1,0 +1,1 @@
+savedcmd_ffprobe.ko := aarch64-linux-gnu-ld -r -EL  -maarch64elf -z noexecstack --no-warn-rwx-segments --build-id=sha1 --force-group-allocation  -T /root/.cache/foliofarm/build/7.3-4k-default-e862df89-08e77de46314c801-8cb639e0/scripts/module.lds -o ffprobe.ko ffprobe.o ffprobe.mod.o .module-common.o

@@ -1,0 +1,1 @@
+savedcmd_modules.order := {   echo ffprobe.o;   echo ffsplat.o; :; } > modules.order
