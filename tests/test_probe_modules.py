@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from foliofarm.kernel import build
-from foliofarm.kernel.build import MODULE_STAMP, Builder, cmd_dependencies, module_inputs
+from foliofarm.kernel import modules
+from foliofarm.kernel.build import Builder
+from foliofarm.kernel.modules import MODULE_STAMP, cmd_dependencies, module_inputs
 
 DATA = Path(__file__).parent / "data" / "kbuild"
 # where the recorded build lived
@@ -120,7 +121,7 @@ def test_build_probe_runs_make_only_when_inputs_changed(tmp_path, monkeypatch):
 
     def make(source, bdir_, env, logf, *targets, jobs_=None):
         makes.append(targets)
-        for m in build.MODULES:
+        for m in modules.MODULES:
             (mdir / m).write_bytes(b"\x7fELF")
 
     monkeypatch.setattr(builder, "_make", make)
@@ -142,7 +143,7 @@ def test_a_failed_make_leaves_no_stamp(tmp_path, monkeypatch):
     builder = Builder(tmp_path / "cache")
     monkeypatch.setattr(builder, "_make", lambda *a, **k: None)
     builder._build_probe(None, bdir, {}, tmp_path / "log")
-    for m in build.MODULES:
+    for m in modules.MODULES:
         (mdir / m).write_bytes(b"\x7fELF")
     builder._build_probe(None, bdir, {}, tmp_path / "log")    # make ran before: stamp now
     assert (mdir / MODULE_STAMP).is_file()

@@ -1,0 +1,85 @@
+"""The probe modules (tests/vmtests: ffprobe, ffsplat) are rebuilt in a kernel's
+build directory only when what kbuild's own records say they are made of
+changed: kbuild's walk of an external module costs ~2.4 CPU-seconds even when
+nothing in it changed, as for most series (a .c file of the kernel)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from foliofarm.util import sha256_text
+
+MODULES = ("ffprobe.ko", "ffsplat.ko")
+# What the probe modules were last built from (module_inputs), in their directory.
+MODULE_STAMP = "foliofarm-modules.key"
+
+
+def cmd_dependencies(text: str) -> list[str]:
+    """The files a kbuild ``.cmd`` record names: its ``source_``, its ``deps_``
+    (``$(wildcard ...)`` entries too: a Kconfig symbol's file appearing or
+    going is a change) and every path on its ``savedcmd_`` line that is not an
+    option (the link's inputs and linker script)."""
+    deps: list[str] = []
+    in_deps = False
+    for line in text.splitlines():
+        if line.startswith("savedcmd_"):
+            cmd = line.split(":=", 1)[1] if ":=" in line else ""
+            deps += [w for w in cmd.replace(";", " ").split() if "/" in w and not w.startswith("-")
+                     or w.endswith((".o", ".lds", ".ko", ".symvers", ".order"))]
+        elif line.startswith("source_"):
+            deps.append(line.split(":=", 1)[1].strip())
+        elif line.startswith("deps_"):
+            in_deps = True
+            continue
+        if in_deps:
+            if not line.strip():
+                in_deps = False
+                continue
+            word = line.strip().rstrip("\\").strip()
+            if word.startswith("$(wildcard"):
+                word = word[len("$(wildcard"):].rstrip(")").strip()
+            if word:
+                deps.append(word)
+    return deps
+
+
+def module_inputs(bdir: Path, mdir: Path, toolchain: str) -> str | None:
+    """A digest of everything the probe modules are built from, as kbuild's
+    own records in ``mdir`` name it (the .cmd files, so the commands too), each
+    file by size and modification time as make judges it, and the kernel build
+    they link against by content (its .config, Module.symvers, module.lds:
+    rewritten by every kernel build, the same unless what they say changed);
+    None when there are no records yet (never built here)."""
+    cmds = sorted(mdir.glob(".*.cmd"))
+    if not cmds:
+        return None
+    kernel_side = (bdir / ".config", bdir / "Module.symvers", bdir / "scripts/module.lds")
+    parts: list[str | bytes] = [toolchain]
+    seen = {os.path.normpath(f) for f in kernel_side}     # by content, below
+    for cmd in cmds:
+        text = cmd.read_text(errors="replace")
+        parts += [cmd.name, text]
+        for dep in cmd_dependencies(text):
+            if dep.startswith("/"):
+                path = os.path.normpath(dep)
+            elif dep.endswith((".o", ".ko")):
+                continue    # the modules' own objects (their inputs are in their records)
+            else:
+                path = os.path.normpath(mdir / dep)
+                if not os.path.lexists(path):
+                    path = os.path.normpath(bdir / dep)
+            if path in seen:
+                continue
+            seen.add(path)
+            # as make itself judges a file: by its time (and size); a tree's
+            # checkout rewrites only the files it changes
+            try:
+                st = os.stat(path)
+                parts.append(f"{path} {st.st_size} {st.st_mtime_ns}")
+            except FileNotFoundError:
+                parts.append(f"{path} absent")
+    for f in kernel_side:
+        parts += [f.name, f.read_bytes() if f.is_file() else b"(absent)"]
+    return sha256_text(*parts)
+
