@@ -140,9 +140,9 @@ def compare(g: Ground, src: source.KernelSource, other_spec: str, kernel_spec: s
 
 
 def with_series(g: Ground, src: source.KernelSource, spec: str, each_commit: bool) -> Steps:
-    """--series: read and apply the series once (a series that does not apply
-    stops here, before anything is built), checkpatch it, measure the base, then
-    base+series (and every commit with --each-commit)."""
+    """--series: read the series, checkpatch it, measure the base, then
+    base+series (and every commit with --each-commit); a series that does not
+    apply stops the run before any kernel is built."""
     ser = series.load(spec, None if src.spec.startswith("debian:") else src.tree)
     if src.spec.startswith("debian:"):
         yield from _with_series(g, src, ser, each_commit)
@@ -159,7 +159,8 @@ def with_series(g: Ground, src: source.KernelSource, spec: str, each_commit: boo
 
 
 def record_series(g: Ground, src: source.KernelSource, ser: series.Series) -> None:
-    """The series as read, applied (its commits) and checkpatch'd, in the results."""
+    """The series as read, in the results (its commits and checkpatch's findings
+    follow: record_commits, run_checkpatch)."""
     w = g.writer
     g.log(f"series: {ser.describe()}")
     w.doc["series"] = {"spec": ser.spec, "kind": ser.kind, "cover": ser.cover,
@@ -179,9 +180,16 @@ def record_series(g: Ground, src: source.KernelSource, ser: series.Series) -> No
         w.doc["series"]["base_commit_note"] = note
         g.log(note, "yellow")
     w.flush()
-    with g.status("applying the series (trial)"):
-        with apply.applied(src, ser, cache=g.cache) as ap:
-            w.doc["series"]["commits"] = ap.commits
+
+
+def record_commits(g: Ground, ap: apply.Applied) -> None:
+    g.writer.doc["series"]["commits"] = ap.commits
+    g.writer.flush()
+
+
+def run_checkpatch(g: Ground, src: source.KernelSource, ser: series.Series) -> None:
+    """The tree's checkpatch.pl on every patch, the tree at its base."""
+    w = g.writer
     with g.status("checkpatch.pl"):
         w.doc["checkpatch"] = checkpatch.run(src.tree, ser)
     w.flush()
@@ -195,6 +203,12 @@ def _with_series(g: Ground, src: source.KernelSource, ser: series.Series, each_c
     if not each_commit and base_is_built(g, src):
         yield from _series_over_built_base(g, src, ser)
         return
+    # The base is built first: apply the series once on trial, so that one
+    # that does not apply stops the run before anything is built.
+    with g.status("applying the series (trial)"):
+        with apply.applied(src, ser, cache=g.cache) as ap:
+            record_commits(g, ap)
+    run_checkpatch(g, src, ser)
     yield Measure(src, Role.BASE)
     with apply.applied(src, ser, cache=g.cache) as ap:
         set_sides(g, src, ap.source)
@@ -214,9 +228,13 @@ def _series_over_built_base(g: Ground, src: source.KernelSource, ser: series.Ser
     """The base is built for every page size (no make): take its artifacts while
     the tree is at the base (and the disks made from it: selftests, thpmaps),
     then apply the series and queue its builds, and judge the base (its saved
-    measurements, or boots) while the series' first page size builds."""
+    measurements, or boots) while the series' first page size builds. The
+    series is applied once: one that does not apply stops the run there,
+    before any kernel is built (taking the base builds nothing)."""
     base_builds = yield Build(src, free_tree=True)
+    run_checkpatch(g, src, ser)
     with apply.applied(src, ser, cache=g.cache) as ap:
+        record_commits(g, ap)
         set_sides(g, src, ap.source)
         builds = yield Build(ap.source)
         yield Measure(src, Role.BASE, base_builds)
