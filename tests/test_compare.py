@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from foliofarm import report
+from foliofarm import report, schema
 from foliofarm.report import render, sections, tables
 from foliofarm.judge import compare
 
@@ -400,3 +400,28 @@ def test_the_list_reply_says_once_per_cell_that_a_kernel_died_booting():
     assert "4k-xfs: every check regression (3 checks): the series kernel died while booting" in \
         " ".join(out.split())
     assert out.count("kernel BUG at mm/filemap.c:1102!") == 1
+
+
+def bailouts() -> tuple[schema.CheckResult, schema.CheckResult]:
+    rec = json.loads((DATA.parent / "checks" / "selftests-16k-xfs-bailouts.json").read_text())["checks"]
+    return schema.CheckResult(**rec["base"]), schema.CheckResult(**rec["series"])
+
+
+def test_a_known_failure_stopping_one_result_sooner_is_not_fixed():
+    """Recorded: split_huge_page_test bailed out the known way after 8 results
+    on the base, after 7 on the series; neither the results it never printed
+    nor a name past the cut list of failures is a failure gone away."""
+    base, series = bailouts()
+    rows = compare.subtest_rows("16k", "xfs", "mm-selftests", base, series)
+    split = next(r for r in rows if r["check"] == "mm-selftests: split_huge_page_test /tmp/mm-fs")
+    assert split["verdict"] == "xfail"
+    assert not [r for r in rows if r["verdict"] in ("fixed", "regression")]
+
+
+def test_a_named_failure_that_passes_on_the_series_is_still_fixed():
+    base, series = bailouts()
+    b = next(t for t in base.subtests if t.name.startswith("split_huge_page_test"))
+    n = next(t for t in series.subtests if t.name.startswith("split_huge_page_test"))
+    b = b.model_copy(update={"failed": ["split to order 2 of a 32M THP"]})
+    n = n.model_copy(update={"failed": []})
+    assert compare._subtest_verdict(b, n)[0] == "fixed"
