@@ -4,6 +4,7 @@ from pathlib import Path
 
 import pytest
 
+from foliofarm import cli
 from foliofarm.cli import main
 
 
@@ -190,3 +191,17 @@ def test_dry_run_shows_the_series_as_read(capsys, tmp_path):
     assert "left out: 1 reply left out" in text
     assert "base-commit: none given" in text
     assert "would build base + series" in text
+
+
+@pytest.mark.parametrize("cores,gib,memory_mb,want", [
+    (2, 24, 4096, 3),      # this farm's machines: cores + 1
+    (1, 24, 4096, 2),
+    (16, 64, 4096, 3),     # at most 3
+    (2, 16, 4096, 2),      # 16 GiB: 4 guests' worth, two kept for the own checks' guests
+    (2, 24, 8192, 1),      # large guests: memory decides, never below one
+])
+def test_tree_guests_default_follows_cores_and_memory(monkeypatch, cores, gib, memory_mb, want):
+    monkeypatch.setattr(cli.os, "cpu_count", lambda: cores)
+    monkeypatch.setattr(cli.os, "sysconf", lambda name: {"SC_PHYS_PAGES": gib << 18,
+                                                        "SC_PAGE_SIZE": 4096}[name])
+    assert cli.default_tree_guests(memory_mb) == want
