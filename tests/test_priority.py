@@ -68,6 +68,31 @@ def test_tree_guest_yields_while_an_own_guest_runs(guests, monkeypatch, use_auto
     assert p.own == 0 and not p.tree
 
 
+@pytest.mark.skipif(not priority.autogroups(), reason="the host's scheduler has no autogroups")
+def test_tree_guests_yield_to_a_race_part_and_all_to_the_own_checks(guests):
+    """A race part's guest (claim): the other tree guests yield to it, and it
+    yields to the own checks' guests like any tree guest; when it ends the
+    others have the cores back."""
+    p = Priorities()
+    base = p.base
+    cell = guests()
+    p.started(cell, tree=True)
+    race = guests()
+    p.started(race, tree=True, claim=True)
+    assert niceness(race) == base and niceness(cell) == p.yield_nice
+    late = guests()                          # a tree guest starting beside the race part
+    p.started(late, tree=True)
+    assert niceness(late) == p.yield_nice
+    own = guests()                           # a confirming boot of the own checks
+    p.started(own, tree=False)
+    assert niceness(race) == niceness(cell) == p.yield_nice and niceness(own) == base
+    p.ended(own, tree=False)
+    assert niceness(race) == base and niceness(cell) == niceness(late) == p.yield_nice
+    p.ended(race, tree=True)
+    assert niceness(cell) == niceness(late) == base
+    assert not p.claims
+
+
 def test_farm_run_niced_keeps_its_guests_as_nice(guests):
     """A farm started under `nice -n 3` starts its guests at 3 and its yielding
     ones YIELD_NICE above (a new session's autogroup would start at 0);

@@ -88,9 +88,10 @@ class GuestSession:
     banner_command = "/bin/ffbanner"  # rootfs/banner: prints the boot banner again
 
     def __init__(self, argv: list[str], console_log: Path, boot_timeout: float = 300,
-                 outbox: Path | None = None, tree: bool = False) -> None:
+                 outbox: Path | None = None, tree: bool = False, claim: bool = False) -> None:
         self.argv = argv
         self.tree = tree             # a guest of the tree's checks: it yields to the own (priority.py)
+        self.claim = claim           # and the other tree guests yield to it (the race parts)
         self._registered: int | None = None   # QEMU's pid, while priority.GUESTS counts it
         self.outbox = outbox         # the host's side of the guest's outbox disk, if attached
         self.console_log = console_log
@@ -119,7 +120,7 @@ class GuestSession:
                                    timeout=self.boot_timeout, maxread=65536,
                                    searchwindowsize=SEARCH_WINDOW, echo=False)
         self._registered = self.child.pid
-        priority.GUESTS.started(self.child.pid, self.tree)
+        priority.GUESTS.started(self.child.pid, self.tree, self.claim)
         # pexpect sleeps 50 ms before every send by default (for terminals that
         # drop input sent too early); the guest's shell reads the serial line
         # whenever it is ready, and a cell sends some 25 commands.

@@ -236,7 +236,7 @@ class Pass:
             boots = BootPlan(argv=argv, log_stem=stem, page=self.page, kernel=self.kernel, pairs=cell_pairs,
                              boot_timeout=ctx.boot_timeout, timeouts=self.timeouts, qemu=shlex.join(argv),
                              outbox=outbox, fs=where if group.bare else None,
-                             tree=group.later)
+                             tree=group.later, claim=group.at_once)
             for _ in run_boots(boots, self.on_measured, self.on_boot, status):
                 pass
 

@@ -222,6 +222,7 @@ class BootPlan:
     outbox: Path | None = None          # the outbox disk's file, where the argv attaches one
     fs: str | None = None               # what its boots are named for, if not the pairs' filesystems
     tree: bool = False                  # the tree's checks: the guest yields to the own checks' (priority.py)
+    claim: bool = False                 # a race part: the other tree guests yield to it
     session: type[GuestSession] = GuestSession   # the console tests' stand-in guest subclasses it
 
     def console_log(self, attempt: int) -> Path:
@@ -251,7 +252,7 @@ def run_boots(boots: BootPlan, on_measured: Measured, on_boot: Callable[[Boot], 
             return
         try:
             with boots.session(boots.argv, log, boots.boot_timeout, outbox=boots.outbox,
-                               tree=boots.tree) as g:
+                               tree=boots.tree, claim=boots.claim) as g:
                 boot.boot_seconds = round(g.boot_seconds, 2)
                 boot.banner = g.banner
                 boot.boot_splats = [f"{s.kind}: {s.line}" for s in g.splats]
