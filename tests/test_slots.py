@@ -103,27 +103,3 @@ def take_queued(slots: GuestSlots, rank, order: list):
     t = threading.Thread(target=run)
     t.start()
     return t
-
-
-def test_no_tree_check_starts_while_own_boots_run_or_wait():
-    """One own slot, three tree slots: a tree check waits while an own boot
-    runs and while another waits for the own slot; it starts once both are
-    done, and one already running is not stopped by a later own boot."""
-    slots, order = GuestSlots(1, tree=3), []
-    busy = threading.Event()
-    own = take(slots, (False, 4096, "ext4"), order, 0.3, busy)
-    busy.wait()
-    own2 = take(slots, (False, 4096, "xfs"), order, 0.0)
-    time.sleep(0.05)
-    tree = take(slots, (True, -65536), order, 0.3)
-    time.sleep(0.1)
-    assert order == [(False, 4096, "ext4")]            # the tree check waits
-    own.join(5)
-    own2.join(5)
-    time.sleep(0.1)
-    assert order[:2] == [(False, 4096, "ext4"), (False, 4096, "xfs")]
-    assert order[2] == (True, -65536)                  # own boots done: the tree's starts
-    late = take(slots, (False, 16384, "ext4"), order, 0.0)    # a confirming boot
-    late.join(5)
-    assert order[3] == (False, 16384, "ext4") and tree.is_alive()
-    tree.join(5)

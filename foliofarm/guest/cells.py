@@ -34,16 +34,11 @@ class GuestSlots:
     its pool: the next page size's cells boot as soon as this one's last cell
     leaves a slot, and never ahead of a cell of this one. The own checks never
     wait behind the tree's: their verdict is final in about a minute while the
-    tree's checks run on. No tree check starts while an own check's boot runs
-    or waits: beside three own guests, tree guests yielding the cores
-    (priority.py) still slowed them (the nine boots of a series: 39 s beside
-    three booting tree guests, 33 s alone) for the little they got done; a
-    tree guest already running when an own boot comes (a confirming boot)
-    yields to it."""
+    tree's checks run on, their guests yielding the cores to the own checks'
+    guests while any runs (priority.py)."""
 
     def __init__(self, n: int, tree: int | None = None, expect: Iterable[str] = ()) -> None:
         self.free = {False: max(1, n), True: max(1, tree if tree is not None else n)}
-        self.own_slots = self.free[False]
         self.waiting: dict[bool, list[tuple[Any, ...]]] = {False: [], True: []}
         self.cond = threading.Condition()
         # Page sizes built at once (a series' warm builds), whose boots have yet
@@ -73,18 +68,13 @@ class GuestSlots:
             self.expected.discard(page)
             self.cond.notify_all()
 
-    def own_pending(self) -> bool:
-        """Own checks' boots are to come (a page size built at once has yet to
-        queue its boots), wait for a slot or run (under self.cond)."""
-        return bool(self.expected or self.waiting[False] or self.free[False] < self.own_slots)
-
     @contextmanager
     def slot(self, rank: tuple[Any, ...], queued: bool = False) -> Iterator[None]:
         p = self.pool(rank)
         with self.cond:
             if not queued:
                 heapq.heappush(self.waiting[p], rank)
-            while self.free[p] == 0 or self.waiting[p][0] != rank or (p and self.own_pending()):
+            while self.free[p] == 0 or self.waiting[p][0] != rank or (p and self.expected):
                 self.cond.wait()
             heapq.heappop(self.waiting[p])
             self.free[p] -= 1
