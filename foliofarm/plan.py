@@ -203,8 +203,8 @@ def _with_series(g: Ground, src: source.KernelSource, ser: series.Series, each_c
     if not each_commit and base_is_built(g, src):
         yield from _series_over_built_base(g, src, ser)
         return
-    # The base is built first: apply the series once on trial, so that one
-    # that does not apply stops the run before anything is built.
+    # The base is still to be built (minutes): apply the series on trial
+    # first, so that one that does not apply stops the run before that.
     with g.status("applying the series (trial)"):
         with apply.applied(src, ser, cache=g.cache) as ap:
             record_commits(g, ap)
