@@ -14,6 +14,7 @@ from foliofarm.intake import series, source
 from foliofarm.judge import checks
 from foliofarm.errors import FarmError, UsageError
 from foliofarm.guest.qemu import TCG_THREADS, numa_layout
+from foliofarm.guest.vng import vng_command
 from foliofarm.paths import ROOT
 
 if TYPE_CHECKING:
@@ -205,6 +206,10 @@ def guest_options(run: argparse.ArgumentParser, d: dict[str, Any]) -> None:
                      help="boots of the tree's checks (selftests, thpmaps) at once, yielding "
                           "the cores to the own checks' guests while any runs (default: one "
                           "more than the host's cores, at most 3, as the host's memory allows)")
+    run.add_argument("--runner", choices=("qemu", "vng"), default="qemu",
+                     help="what boots the farm's own checks: its QEMU runner, or virtme-ng "
+                          "(each cell's checks in one vng boot, judged identically; the tree's "
+                          "checks stay on the farm's runner: README, the vng route)")
 
 
 def shell_parser(sh: argparse.ArgumentParser, d: dict[str, Any]) -> None:
@@ -220,6 +225,14 @@ def shell_parser(sh: argparse.ArgumentParser, d: dict[str, Any]) -> None:
                     metavar="MB")
     sh.add_argument("--numa-nodes", type=positive_int, default=d.get("guest_numa_nodes", 1),
                     metavar="N")
+    sh.add_argument("--vng", action="store_true", help="boot under virtme-ng (vng): a Debian arm64 "
+                    "root over 9p, the guest programs in /ff, the cell's disks under /mnt")
+    sh.add_argument("-e", "--exec", dest="exec_cmd", default=None, metavar="CMD",
+                    help="with --vng: run CMD in the guest, exit with its status")
+    sh.add_argument("--rwdir", action="append", default=[], metavar="[GUEST=]HOST",
+                    help="with --vng: share a host directory read-write (vng --rwdir)")
+    sh.add_argument("-v", "--verbose", action="store_true",
+                    help="with --vng: the kernel's console too (vng --verbose)")
 
 
 def cmd_list() -> int:
@@ -293,7 +306,8 @@ def main(argv: list[str] | None = None) -> int:
                 cell=args.cell, kernel=args.kernel, series=args.series,
                 variant=matrix.select_variant(args.variant), extra_config=args.extra_config,
                 accel=args.accel, tcg_threads=args.tcg_threads, cpus=args.cpus,
-                memory_mb=args.memory, numa_nodes=args.numa_nodes))
+                memory_mb=args.memory, numa_nodes=args.numa_nodes, vng=args.vng,
+                exec_cmd=args.exec_cmd, rwdirs=args.rwdir, verbose=args.verbose))
         if args.cmd == "report" and args.lava:
             from foliofarm.lava import command as lava
             return lava.report_main(args.run_dir, args.out)
@@ -360,6 +374,7 @@ def run_options(args: argparse.Namespace, argv: list[str]) -> RunOptions:
         boot_timeout=args.boot_timeout,
         guests=args.guests,
         tree_guests=args.tree_guests,
+        runner=args.runner,
         command=["foliofarm", *argv],
     )
 
@@ -376,6 +391,8 @@ def validate_run(args: argparse.Namespace) -> None:
     if args.series is not None:
         local = None if args.kernel.startswith("debian:") else Path(args.kernel).expanduser()
         series.load(args.series, local)
+    if args.runner == "vng":
+        vng_command()       # installed, or say how
     from foliofarm.kernel.build import EXTRA_ITEM
     bad = [i for i in args.extra_config if not EXTRA_ITEM.match(i)]
     if bad:

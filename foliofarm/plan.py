@@ -44,6 +44,7 @@ class RunOptions:
     boot_timeout: float = 300
     guests: int = 1                  # boots of the farm's own checks at once
     tree_guests: int | None = None   # and of the tree's checks (default: guests)
+    runner: str = "qemu"             # the own checks' boots: the farm's QEMU runner, or "vng"
     cells: set[str] | None = None    # --cells: "page-fs" names; None: every page x fs
     jobs: int | None = None          # make -j (default: the host's cores)
     cpus: int = 1                    # guest vCPUs

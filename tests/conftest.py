@@ -85,3 +85,30 @@ def reads_back():
         assert (run_dir / "report.md").stat().st_size > 0
         return json.loads((run_dir / "results.json").read_text())
     return check
+
+
+# The farm's own checks and the thpmaps cross-check of its reading, in every cell.
+def matrix_checks() -> str:
+    from foliofarm.judge import checks
+    return checks.own() + ",thpmaps"
+
+
+MATRIX_CHECKS = matrix_checks()
+
+
+def load(results: Path) -> dict:
+    import json
+    return json.loads((results / "latest" / "results.json").read_text())
+
+
+@pytest.fixture(scope="session")
+def matrix_run(tmp_path_factory):
+    """The whole matrix on 7.3 with every own check and thpmaps, booted for
+    real (--fresh: not from an earlier run's cached measurements); shared by
+    the integration tests that read a real run (test_integration.py) and those
+    that compare another runner's figures with the farm's (test_vng.py)."""
+    from foliofarm.cli import main
+    results = tmp_path_factory.mktemp("results")
+    code = main(["run", "--kernel", "debian:7.3", "--fresh", "--checks", MATRIX_CHECKS,
+                 "--results", str(results)])
+    return code, load(results), results

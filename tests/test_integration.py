@@ -4,9 +4,6 @@ under QEMU with real ext4, XFS and EROFS images, checks judged from real dumps.
 These share the build cache ($FOLIOFARM_CACHE) with `make run`: cold they take
 the three kernel builds (~8 minutes each on 2 cores), warm a few minutes of boots."""
 
-import json
-from pathlib import Path
-
 import pytest
 
 from foliofarm.intake import source
@@ -14,27 +11,11 @@ from foliofarm.intake import source
 from foliofarm.kernel import build
 from foliofarm.cli import main
 from foliofarm.errors import ConfigError
-from foliofarm.judge import checks
 from foliofarm.paths import cache_dir
 
+from conftest import MATRIX_CHECKS, load
+
 pytestmark = pytest.mark.integration
-
-
-# The farm's own checks and the thpmaps cross-check of its reading, in every cell.
-MATRIX_CHECKS = checks.own() + ",thpmaps"
-
-
-def load(results: Path) -> dict:
-    return json.loads((results / "latest" / "results.json").read_text())
-
-
-@pytest.fixture(scope="module")
-def matrix_run(tmp_path_factory):
-    results = tmp_path_factory.mktemp("results")
-    # --fresh: boot for real even where an earlier run's measurements are cached
-    code = main(["run", "--kernel", "debian:7.3", "--fresh", "--checks", MATRIX_CHECKS,
-                 "--results", str(results)])
-    return code, load(results), results
 
 
 def test_full_matrix_meets_expectations(matrix_run):

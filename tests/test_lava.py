@@ -15,7 +15,8 @@ import yaml
 
 from foliofarm.errors import UsageError
 from foliofarm.judge.checks import Kind, catalogue, judge_measurement
-from foliofarm.lava import guest, jobs, log
+from foliofarm.guest import framed
+from foliofarm.lava import jobs, log
 
 DATA = Path(__file__).parent / "data" / "results"
 
@@ -84,7 +85,7 @@ def drive(tmp_path: Path, name: str, script: str, out: str | None) -> list[str]:
     """lava-check.sh run by /bin/sh on a job disk's folder: its console lines."""
     disk = tmp_path / "disk"
     (disk / "checks").mkdir(parents=True, exist_ok=True)
-    shutil.copy(guest.DRIVER, disk / "lava-check")
+    shutil.copy(framed.DRIVER, disk / "lava-check")
     (disk / "checks" / f"{name}.sh").write_text(script)
     if out:
         (disk / "checks" / f"{name}.out").write_text(out + "\n")
@@ -108,7 +109,7 @@ def test_the_drivers_frames_read_back_as_a_measurement(tmp_path):
     lines.insert(3, "[   12.345678] random: crng init done")
     assert lines[-1] == "FOLIOFARM-RESULT exec-text pass"
     records = log.entries(as_log(lines, tmp_path / "lava.log"))
-    m = log.measurement(log.console(records), catalogue()["exec-text"], None)
+    m = framed.measurement(log.console(records), catalogue()["exec-text"], None)
     assert m["kind"] == Kind.DUMP and m["dump"] == text and "ok 1 exec-text" in m["ktap"]
     assert m["splats"] == [] and m["taint_mask"] == 0
 
@@ -116,15 +117,15 @@ def test_the_drivers_frames_read_back_as_a_measurement(tmp_path):
 def test_a_failing_program_and_a_crash_read_back_as_the_farm_judges_them(tmp_path):
     lines = drive(tmp_path, "mmap-miss", "echo 'not ok 1 mmap-miss'\nexit 3\n", None)
     assert lines[-1] == "FOLIOFARM-RESULT mmap-miss fail"
-    m = log.measurement(lines, catalogue()["mmap-miss"], None)
+    m = framed.measurement(lines, catalogue()["mmap-miss"], None)
     assert m["kind"] == Kind.ERROR and "exited 3" in m["reason"]
     # the log ends inside a check: the kernel died there
     cut = lines[:2] + ["[   99.1] Internal error: Oops: 0000000096000004 [#1] SMP"]
-    m = log.measurement(cut, catalogue()["mmap-miss"], None)
+    m = framed.measurement(cut, catalogue()["mmap-miss"], None)
     assert m["kind"] == Kind.CRASH and m["splats"]
     assert judge_measurement(catalogue()["mmap-miss"], m, "7.3", "4k", "xfs").outcome == "fail"
     # a check that never started
-    m = log.measurement(lines, catalogue()["exec-text"], None)
+    m = framed.measurement(lines, catalogue()["exec-text"], None)
     assert m["kind"] == Kind.ERROR and "never started" in m["reason"]
 
 
@@ -135,7 +136,7 @@ def test_a_damaged_dump_in_the_log_is_refused(tmp_path):
     i = next(i for i, ln in enumerate(lines) if ln.startswith("FOLIOFARM-FILE "))
     lines[i + 2] = lines[i + 2][::-1]
     with pytest.raises(UsageError, match="exec-text: its file in the LAVA job's log"):
-        log.measurement(lines, catalogue()["exec-text"], None)
+        framed.measurement(lines, catalogue()["exec-text"], None)
 
 
 def test_a_series_runs_reused_base_takes_the_boot_of_the_run_that_measured_it(tmp_path):

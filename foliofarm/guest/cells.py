@@ -105,6 +105,7 @@ class Context:
     slots: GuestSlots | None = None   # shared by the page sizes measured at once
     ktap_parser: Path | None = None   # the kernel's KTAP parser (guest/ktap.py), for selftests
     recorded: Callable[[], None] | None = None   # after each outcome is recorded
+    runner: str = "qemu"     # the farm's own checks' boots: its QEMU runner, or "vng" (guest/vng.py)
 
 
 @dataclass
@@ -216,5 +217,6 @@ def baseline_path(ctx: Context, k: Kernel) -> Path:
                       if k.selftests and wants_selftests(ctx.checks) else "",
                       k.thpmaps.name if k.thpmaps and wants(ctx.checks, "thpmaps") else "",
                       f"{ctx.cpus} cpus {ctx.memory_mb} MB"
-                      + (f" {ctx.numa_nodes} nodes" if ctx.numa_nodes > 1 else ""))[:20]
+                      + (f" {ctx.numa_nodes} nodes" if ctx.numa_nodes > 1 else "")
+                      + ("" if ctx.runner == "qemu" else f" runner {ctx.runner}"))[:20]
     return ctx.cache / "baseline" / f"{k.arts.dir.name[:60]}-{key}.json"

@@ -267,7 +267,7 @@ class Lab:
                                log=self.log, status=self.status if slots is None else no_status,
                                guests=o.guests, cpus=o.cpus, memory_mb=o.memory_mb,
                                numa_nodes=o.numa_nodes, slots=slots, ktap_parser=self.ktap_parser,
-                               recorded=self.own_verdict)
+                               recorded=self.own_verdict, runner=o.runner)
 
     def own_verdict(self) -> None:
         """The farm's own checks' verdict, written and told as soon as it is

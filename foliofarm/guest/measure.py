@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from foliofarm.guest import ktap, split
+from foliofarm.guest import ktap, split, vng
 from foliofarm.guest.cells import Context, GuestSlots, Kernel, baseline_path, machine, tree_disk
 from foliofarm.guest.qemu import OUTBOX_BYTES
 from foliofarm.guest.saved import digest, load_saved, new_saved, ranges_of
@@ -214,12 +214,22 @@ class Pass:
         if boot.error:
             self.ctx.log(f"{what}: {boot.error}", "red")
         else:
-            self.ctx.log(f"{what}: {boot.boot_seconds}s to the shell, console {boot.console_log}", None)
+            took = "under vng" if boot.boot_seconds is None else f"{boot.boot_seconds}s to the shell"
+            self.ctx.log(f"{what}: {took}, console {boot.console_log}", None)
 
     def boot_cell(self, group: Group, status: Callable[[str], Any] | None) -> None:
         """Boot one group's guest as often as its checks need (session.run_boots)."""
         ctx, cell_pairs = self.ctx, group.pairs
         cell = cell_pairs[0][0]
+        if ctx.runner == "vng" and not group.later and not group.bare:
+            stem = ctx.writer.dir / "boots" / f"{self.page.name}-{cell.fs.name}-{self.kernel}{self.label}"
+            measured, boot, reports = vng.boot_group(ctx, self.k, cell, cell_pairs, stem)
+            with self.lock:
+                self.splats[cell.id] += [f"{r} (under vng: when in the boot is not known)" for r in reports]
+            self.on_boot(boot)
+            for c, chk, m in measured:
+                self.on_measured(c, chk, m)
+            return
         with tmp_dir("outbox") as tmp:
             outbox = Path(tmp) / "outbox.img"
             with open(outbox, "wb") as f:      # sparse: costs only what the dumps write
@@ -270,6 +280,9 @@ class Pass:
 
         groups = sorted(groups, key=rank)
         what = f"{self.page.name} {self.kernel}{self.label}"
+        if ctx.runner == "vng" and any(g.later or g.bare for g in groups):
+            ctx.log(f"{what}: the tree's checks boot on the farm's own QEMU runner, not vng: they "
+                    "need the outbox disk and a deadline per test, which vng has not", "yellow")
         ctx.log(f"booting {what}: {len(groups)} cell(s), {min(ctx.guests, len(groups))} guest(s) at a time",
                 None)
         if ctx.guests == 1 and ctx.slots is None:

@@ -13,22 +13,16 @@ import os
 import shutil
 from pathlib import Path
 
-from foliofarm import hosttools, matrix
-from foliofarm.guest import images
-from foliofarm.intake.apt import PrivateApt
+from foliofarm import hosttools
+from foliofarm.guest import debroot, images
 from foliofarm.errors import InfraError
 from foliofarm.paths import VMTESTS
 from foliofarm.intake.source import KernelSource
-from foliofarm.util import (StagingDir, check_free_space, code_digest, run, seal, sealed, sha256_files,
-                            sha256_text,
-                            tmp_dir)
+from foliofarm.util import check_free_space, seal, sealed, sha256_files, sha256_text, tmp_dir
 
 PACKAGES = ["python3-minimal", "python3-numpy"]
 GUEST_SCRIPT = VMTESTS / "thpmaps-run.sh"
 THPMAPS = Path("tools/mm/thpmaps")
-# merged /usr: base-files makes these links on a real system; the interpreter
-# the binaries name is /lib/ld-linux-aarch64.so.1
-USR_LINKS = ("bin", "sbin", "lib")
 # What the packages' maintainer scripts would have made (update-alternatives in
 # libblas3's and liblapack3's postinst): numpy's extension links libblas.so.3
 # and liblapack.so.3 by these names.
@@ -38,35 +32,17 @@ ALTERNATIVES = {"usr/lib/aarch64-linux-gnu/libblas.so.3": "blas/libblas.so.3",
 
 def sysroot(cache: Path) -> Path:
     """The unpacked root, keyed by the packages and versions it holds and the recipe."""
-    hosttools.require("dpkg-deb", "apt-get")
-    apt = PrivateApt(cache / "apt", matrix.defaults()["guest_suite"], "arm64")
-    pkgs = apt.closure(PACKAGES)
-    # and by this recipe: a change to how the root is made makes a new one
-    key = sha256_text(*(f"{n}={v}" for n, v in pkgs), code_digest(Path(__file__)))[:16]
-    final = cache / "guest" / f"pyroot-{key}"
-    if sealed(final / ".complete"):
-        return final
-    check_free_space(final.parent, 1, "the Python root of the thpmaps disk")
-    with StagingDir(final) as tmp:
-        for name, _version in pkgs:
-            deb = apt.download(name, cache / "debs")
-            run(["dpkg-deb", "-x", str(deb), str(tmp)], what=f"dpkg-deb -x {deb.name}")
-        for link in USR_LINKS:
-            if not (tmp / link).exists():
-                (tmp / link).symlink_to(f"usr/{link}")
-        for link, target in ALTERNATIVES.items():
-            if not (tmp / link).exists():
-                if not (tmp / link).parent.joinpath(target).is_file():
-                    raise InfraError(f"Debian's packages for {' '.join(PACKAGES)} have no "
-                                     f"{Path(link).parent / target}")
-                (tmp / link).symlink_to(target)
-        for d in ("proc", "sys", "dev", "tmp"):
-            (tmp / d).mkdir(exist_ok=True)
-        if not (tmp / "usr/bin/python3").exists():
-            raise InfraError(f"Debian's {' '.join(PACKAGES)} left no usr/bin/python3")
-        (tmp / ".complete").write_text("".join(f"{n} {v}\n" for n, v in pkgs))
-        seal(tmp / ".complete")
-    return final
+    return debroot.unpacked(cache, PACKAGES, "pyroot", "the Python root of the thpmaps disk",
+                            _alternatives, [Path(__file__)], "usr/bin/python3")
+
+
+def _alternatives(root: Path) -> None:
+    for link, target in ALTERNATIVES.items():
+        if not (root / link).exists():
+            if not (root / link).parent.joinpath(target).is_file():
+                raise InfraError(f"Debian's packages for {' '.join(PACKAGES)} have no "
+                                 f"{Path(link).parent / target}")
+            (root / link).symlink_to(target)
 
 
 def image(cache: Path, src: KernelSource) -> Path:

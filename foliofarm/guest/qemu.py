@@ -113,22 +113,23 @@ class Machine:
             args.append(self.extra_append)
         return " ".join(args)
 
-    def argv(self) -> list[str]:
+    def accel_argv(self) -> list[str]:
+        """The accelerator and CPU model."""
         if self.use_kvm():
             # On an arm64 host the guest runs natively; its page size is independent
             # of the host's as long as the host CPU supports that granule.
-            accel = ["-accel", "kvm", "-cpu", "host"]
-        else:
-            # TCG: 'max' has every granule (4K/16K/64K); QEMU's default pauth algorithm
-            # (QARMA5) is slow to emulate, the implementation-defined one is cheap.
-            # thread=single (TCG_THREADS): the vCPUs take turns on one host thread.
-            accel = ["-accel", f"tcg,thread={self.tcg_threads}", "-cpu", "max,pauth-impdef=on"]
-        argv = [QEMU, "-M", "virt", *accel, "-smp", str(self.cpus), "-m", str(self.memory_mb),
-                *numa_argv(self.memory_mb, self.cpus, self.numa_nodes),
-                "-display", "none", "-no-reboot", "-nic", "none",
-                *(["-serial", "mon:stdio"] if self.interactive else ["-monitor", "none", "-serial", "stdio"]),
-                "-kernel", str(self.kernel), "-initrd", str(self.initrd),
-                "-append", self.append()]
+            return ["-accel", "kvm", "-cpu", "host"]
+        # TCG: 'max' has every granule (4K/16K/64K); QEMU's default pauth algorithm
+        # (QARMA5) is slow to emulate, the implementation-defined one is cheap.
+        # thread=single (TCG_THREADS): the vCPUs take turns on one host thread.
+        return ["-accel", f"tcg,thread={self.tcg_threads}", "-cpu", "max,pauth-impdef=on"]
+
+    def numa_argv(self) -> list[str]:
+        return numa_argv(self.memory_mb, self.cpus, self.numa_nodes)
+
+    def drives_argv(self) -> list[str]:
+        """The disks, each a virtio-blk device named by its serial."""
+        argv = []
         for serial, img in self.disks.items():
             # readonly=on: the guest can never change an image other cells share.
             argv += ["-drive", f"if=none,id={serial},file={img},format=raw,readonly=on",
@@ -144,3 +145,11 @@ class Machine:
             argv += ["-drive", f"if=none,id={OUTBOX},file={self.outbox},format=raw",
                      "-device", f"virtio-blk-pci,drive={OUTBOX},serial={OUTBOX}"]
         return argv
+
+    def argv(self) -> list[str]:
+        return [QEMU, "-M", "virt", *self.accel_argv(), "-smp", str(self.cpus), "-m", str(self.memory_mb),
+                *self.numa_argv(),
+                "-display", "none", "-no-reboot", "-nic", "none",
+                *(["-serial", "mon:stdio"] if self.interactive else ["-monitor", "none", "-serial", "stdio"]),
+                "-kernel", str(self.kernel), "-initrd", str(self.initrd),
+                "-append", self.append(), *self.drives_argv()]

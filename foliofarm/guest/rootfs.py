@@ -76,17 +76,23 @@ def build_guest_programs(cache: Path) -> Path:
     return final
 
 
+def mounts_table() -> str:
+    """/etc/foliofarm-mounts: "serial fstype options", one line per disk a
+    guest may have attached (rootfs/ffsetup mounts each at /mnt/<serial>)."""
+    return "".join(f"{fs.name} {fs.name} {fs.mount_options}\n" +
+                   (f"{fs.name}-rw {fs.name} {fs.rw_mount_options}\n"
+                    f"{fs.name}-mm {fs.name} rw\n" if fs.rw_mount_options else "")
+                   for fs in matrix.filesystems().values()) + f"{SELFTESTS} erofs ro\n{THPMAPS} erofs ro\n"
+
+
 def initramfs(cache: Path, arts: Artifacts) -> Path:
     """An initramfs for one kernel: common userland plus that kernel's probe."""
     bb = busybox(cache)
     progs = build_guest_programs(cache)
-    # serial, filesystem type, mount options: one line per attachment the guest may see
-    mounts = "".join(f"{fs.name} {fs.name} {fs.mount_options}\n" +
-                     (f"{fs.name}-rw {fs.name} {fs.rw_mount_options}\n"
-                      f"{fs.name}-mm {fs.name} rw\n" if fs.rw_mount_options else "")
-                     for fs in matrix.filesystems().values()) + f"{SELFTESTS} erofs ro\n{THPMAPS} erofs ro\n"
+    mounts = mounts_table()
     key = sha256_text(sha256_files([bb, *progs.iterdir(), arts.probe, arts.splat_module,
-                                    ROOTFS / "init", ROOTFS / "banner"]), mounts)[:16]
+                                    ROOTFS / "init", ROOTFS / "ffsetup",
+                                    ROOTFS / "banner"]), mounts)[:16]
     out = cache / "initramfs" / f"{arts.dir.name}-{key}.cpio"
     if sealed(out):
         return out
@@ -103,6 +109,7 @@ def initramfs(cache: Path, arts: Artifacts) -> Path:
         "slink /bin/sh /bin/busybox 0777 0 0",
         f"file /init {ROOTFS / 'init'} 0755 0 0",
         f"file /bin/ffbanner {ROOTFS / 'banner'} 0755 0 0",
+        f"file /bin/ffsetup {ROOTFS / 'ffsetup'} 0755 0 0",
         f"file /lib/ffprobe.ko {arts.probe} 0644 0 0",
         f"file /lib/ffsplat.ko {arts.splat_module} 0644 0 0",
         f"file /etc/foliofarm-mounts {mounts_file} 0644 0 0",

@@ -10,7 +10,7 @@ import sys
 from dataclasses import dataclass, field
 
 from foliofarm import hosttools, locks, matrix
-from foliofarm.guest import images, rootfs
+from foliofarm.guest import images, rootfs, vng
 from foliofarm.intake import apply, series, source
 from foliofarm.kernel.build import Builder, extra_fragment
 from foliofarm.errors import UsageError
@@ -30,6 +30,10 @@ class ShellOptions:
     cpus: int = 1
     memory_mb: int = 2048
     numa_nodes: int = 1
+    vng: bool = False             # under virtme-ng (guest/vng.py), not the farm's own QEMU
+    exec_cmd: str | None = None   # vng: one command, its output and exit status
+    rwdirs: list[str] = field(default_factory=list)   # vng --rwdir
+    verbose: bool = False         # vng: the kernel's console too
 
 
 def parse_cell(name: str) -> tuple[matrix.PageSize, matrix.Filesystem, bool]:
@@ -77,7 +81,18 @@ def machine(opts: ShellOptions, log=print) -> Machine:
 
 
 def main(opts: ShellOptions) -> int:
+    if not opts.vng and (opts.exec_cmd is not None or opts.rwdirs or opts.verbose):
+        raise UsageError("-e, --rwdir and --verbose are virtme-ng's: add --vng (the farm's own "
+                         "shell is interactive, its console the terminal's)")
+    vng_cmd = vng.vng_command() if opts.vng else None
     mach = machine(opts, log=lambda m: print(m, file=sys.stderr))
+    if vng_cmd is not None:
+        root = vng.guest_root(cache_dir())
+        argv = vng.argv(mach, root, mach.kernel.parent, opts.exec_cmd, opts.rwdirs, opts.verbose)
+        if opts.exec_cmd is None:
+            print(f"foliofarm shell {opts.cell} --vng: {mach.kernel.parent.name}; exit or Ctrl-D "
+                  "leaves", file=sys.stderr)
+        return subprocess.run(argv, check=False, env=vng.environment()).returncode
     print(f"foliofarm shell {opts.cell}: {mach.kernel.parent.name}; Ctrl-A X quits QEMU",
           file=sys.stderr)
     return subprocess.run(mach.argv(), check=False).returncode

@@ -201,7 +201,7 @@ def _debian(ver: str, cache: Path) -> KernelSource:
             check_free_space(src_root, 4, f"unpacking {package}")
             _unpack(deb, package, tree_dir)
     tree = tree_dir / "linux"
-    with locks.tree(cache, tree, exclusive=True):
+    with locks.tree(cache, tree, exclusive=True, log=lambda m: print(m, file=sys.stderr)):
         restore_base(tree)
     return KernelSource(spec=f"debian:{ver}", tree=tree, version=makefile_version(tree),
                         origin=f"{package} {deb_version}")

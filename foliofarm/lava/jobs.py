@@ -1,7 +1,7 @@
 """A run's cells as LAVA job definitions: each deploys the very kernel,
 initramfs and disks the farm booted the cell with (read from the run's
 recorded QEMU command line), boots it and runs each of the cell's checks as
-one step of an interactive test (guest.py: the guest prints each program's
+one step of an interactive test (guest/framed.py: the guest prints each program's
 output and dump on the console), so that every check is a LAVA test case and
 every dump is in the job's log for the farm to judge (log.py).
 
@@ -26,10 +26,10 @@ import yaml
 
 from foliofarm import matrix
 from foliofarm.errors import UsageError
+from foliofarm.guest import framed
 from foliofarm.guest.banner import READY
 from foliofarm.judge import checks as catalogue
 from foliofarm.judge.checks import Check
-from foliofarm.lava import guest
 from foliofarm.matrix import Cell
 
 PROMPT = "FOLIOFARM-LAVA-PROMPT"
@@ -104,16 +104,16 @@ def job(cell_id: str, b: Booted, checks: list[Check], job_disk: Path, run_id: st
     images: dict[str, Any] = {
         "kernel": {"image_arg": "-kernel {kernel}", "url": f"file://{b.kernel}"},
         "initrd": {"image_arg": "-initrd {initrd}", "url": f"file://{b.initrd}"}}
-    for d in [*b.drives, Drive(guest.JOB_DISK, str(job_disk), "readonly=on", guest.JOB_DISK)]:
+    for d in [*b.drives, Drive(framed.JOB_DISK, str(job_disk), "readonly=on", framed.JOB_DISK)]:
         key = image_key(d.serial)
         images[key] = {"image_arg": f"-drive if=none,id={d.id},file={{{key}}},format=raw,{d.mode} "
                                     f"-device virtio-blk-pci,drive={d.id},serial={d.serial}",
                        "url": f"file://{d.file}"}
-    steps: list[dict[str, Any]] = [{"name": "job-disk", "command": guest.mount_command() + "; " + SAY_PROMPT,
+    steps: list[dict[str, Any]] = [{"name": "job-disk", "command": framed.mount_command() + "; " + SAY_PROMPT,
                                     "successes": [{"message": "FOLIOFARM-JOB-DISK ok"}]}]
     for chk in checks:
         steps.append({"name": chk.name,
-                      "command": f"/mnt/{guest.JOB_DISK}/lava-check {chk.name}; {SAY_PROMPT}",
+                      "command": f"/mnt/{framed.JOB_DISK}/lava-check {chk.name}; {SAY_PROMPT}",
                       "successes": [{"message": f"FOLIOFARM-RESULT {chk.name} pass"}],
                       "failures": [{"message": f"FOLIOFARM-RESULT {chk.name} fail",
                                     "exception": "TestError", "error": f"{chk.name} did not run"},
@@ -293,7 +293,7 @@ def write_jobs(run_dir: Path, out: Path, patterns: list[str] | None, board: str 
         chosen = cell_checks(cell)
         c = Cell(matrix.page_sizes()[cell["page_size"]], matrix.filesystems()[cell["fs"]], cell["kernel"])
         where = out / cell["id"]
-        disk = guest.job_disk(where / "job-disk.erofs", c, chosen, [d.serial for d in b.drives])
+        disk = framed.job_disk(where / "job-disk.erofs", c, chosen, [d.serial for d in b.drives])
         minutes = max(10, int(sum(ch.timeout for ch in chosen) // 60) + 5)
         meta = cell_meta(doc, cell)
         jd = job(cell["id"], b, chosen, disk, doc["run_id"], minutes, meta)
