@@ -47,13 +47,14 @@ def machine(**kw) -> Machine:
 
 def test_argv_carries_the_farms_guest():
     argv = vng.argv(machine(), Path("/c/guest/vngroot-k"), Path("/c/artifacts/7.3-16k"),
-                    command="getconf PAGESIZE", rwdirs=["/tmp/share"])
-    opts = {k: argv[i + 1] for i, k in enumerate(argv[:-1]) if k.startswith("--") and k != "--force-9p"}
-    assert "--force-9p" in argv
+                    command="getconf PAGESIZE", rwdirs=["/tmp"])
+    opts = {k: argv[i + 1] for i, k in enumerate(argv[:-1])
+            if k.startswith("--") and k not in ("--force-9p", "--no-virtme-ng-init")}
+    assert "--force-9p" in argv and "--no-virtme-ng-init" in argv
     assert argv[0].endswith("vng")
     assert opts["--run"] == "/c/artifacts/7.3-16k/Image" and opts["--arch"] == "arm64"
     assert opts["--root"] == "/c/guest/vngroot-k" and opts["--memory"] == "2048M"
-    assert opts["--cpus"] == "2" and opts["--rwdir"] == "/tmp/share"
+    assert opts["--cpus"] == "2" and opts["--rwdir"] == "/tmp=/tmp"
     assert opts["--rodir"] == "/opt/foliofarm/kernel=/c/artifacts/7.3-16k"
     qemu = shlex.split(next(a for a in argv if a.startswith("--qemu-opts="))[len("--qemu-opts="):])
     # vng's own -cpu (cortex-a57) has no 16K granule: the farm's comes after it and wins
@@ -73,8 +74,9 @@ def test_argv_on_kvm_leaves_the_cpu_to_vng(monkeypatch):
     monkeypatch.setattr(Machine, "use_kvm", lambda self: True)
     argv = vng.argv(machine(), Path("/r"), Path("/k"))
     qemu = shlex.split(next(a for a in argv if a.startswith("--qemu-opts="))[len("--qemu-opts="):])
-    assert qemu[:4] == ["-accel", "kvm", "-cpu", "host"]
-    assert "--exec" not in argv
+    # natively vng passes -machine accel=kvm:tcg and -cpu host; -accel beside it is refused
+    assert "-accel" not in qemu and "-cpu" not in qemu and qemu[0] == "-object"
+    assert "--exec" not in argv and "--no-virtme-ng-init" in argv
 
 
 def recorded_boot() -> tuple[str, list[str]]:
@@ -136,6 +138,15 @@ def test_a_vng_boot_cut_short_is_the_checks_not_the_runs():
     assert measured[0][2]["kind"] == "dump"
     assert (measured[1][2]["kind"], measured[1][2]["reason"]) == (
         "crash", "the kernel hung or crashed: vng's output ends inside it")
+
+
+def test_rwdir_lands_where_the_guest_can_make_its_mount_point(tmp_path):
+    assert vng.rwdir(str(tmp_path)) == f"{tmp_path}={tmp_path}"
+    assert vng.rwdir(f"/srv/out={tmp_path}") == f"/srv/out={tmp_path}"
+    with pytest.raises(UsageError, match=f"give GUEST=HOST .* such as /srv/{tmp_path.name}={tmp_path}"):
+        vng.rwdir(f"/mnt/out={tmp_path}")
+    with pytest.raises(UsageError, match="no directory /nonexistent-dir on the host"):
+        vng.rwdir("/nonexistent-dir")
 
 
 def test_vng_options_need_vng():

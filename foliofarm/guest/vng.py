@@ -61,6 +61,8 @@ BANNER = ROOTFS / "banner"
 # The command line's parts that are the farm's boots' own, not vng's: vng
 # picks the console and init, and turns panics into an exit itself.
 NOT_FOR_VNG = ("earlycon", "console=", "rdinit=", "panic=")
+# where vng lays a tmpfs overlay over the read-only root (its default --overlay-rwdir)
+OVERLAID = ("tmp", "home", "srv", "opt", "var", "usr", "etc")
 # between the kernel's console and the guest's output in a vng boot's console log
 OUTPUT_MARK = "\n--- foliofarm: what the guest printed (vng's command channel) ---\n"
 
@@ -162,6 +164,22 @@ def vng_command() -> str:
     return found
 
 
+def rwdir(arg: str) -> str:
+    """vng's --rwdir GUEST=HOST for ``arg`` ([GUEST=]HOST; a bare HOST at the
+    same path in the guest, as vng shares it from a host root). The guest's
+    root is read-only but where vng lays its overlays: the mount point must be
+    under one of them, for virtme-init to make it."""
+    guest, _, host = arg.rpartition("=")
+    guest = guest or host
+    if not Path(host).is_dir():
+        raise UsageError(f"--rwdir {arg}: no directory {host} on the host")
+    if not guest.startswith("/") or Path(guest).parts[1:2] not in [(d,) for d in OVERLAID]:
+        raise UsageError(f"--rwdir {arg}: the guest's root is read-only outside /{', /'.join(OVERLAID)} "
+                         f"(vng's overlays): give GUEST=HOST with GUEST under one of them, such as "
+                         f"/srv/{Path(host).name}={host}")
+    return f"{guest}={host}"
+
+
 def environment() -> dict[str, str]:
     """vng's environment: its own programs (virtme-run, which it runs by
     name) first on the PATH, as in an activated environment."""
@@ -181,15 +199,18 @@ def argv(mach: Machine, root: Path, kernel_dir: Path, command: str | None = None
     model, memory, NUMA nodes, disks and kernel command line, the guest root
     ``root``, the kernel's artifacts (``kernel_dir``, the probe module) at
     KERNEL_DIR; ``command`` run with its exit status (-e), else a shell."""
-    qemu = [*mach.accel_argv(), *mach.numa_argv(), *mach.drives_argv()]
+    # with KVM (an arm64 host), vng itself asks for it and for -cpu host
+    qemu = [*([] if mach.use_kvm() else mach.accel_argv()), *mach.numa_argv(), *mach.drives_argv()]
+    # --no-virtme-ng-init: vng's faster init is a host binary (x86-64 in the
+    # wheel); the guest root is made for its bash init, virtme-init
     out = [vng_command(), "--run", str(mach.kernel), "--arch", "arm64", "--root", str(root),
-           "--force-9p", "--user", "root", "--name", "foliofarm",
+           "--force-9p", "--no-virtme-ng-init", "--user", "root", "--name", "foliofarm",
            "--memory", f"{mach.memory_mb}M", "--cpus", str(mach.cpus),
            "--rodir", f"{KERNEL_DIR}={kernel_dir}",
            "--append", " ".join(kernel_args(mach)),
            f"--qemu-opts={shlex.join(qemu)}"]
     for d in rwdirs or []:
-        out += ["--rwdir", d]
+        out += ["--rwdir", rwdir(d)]
     if verbose:
         out.append("--verbose")
     if command is not None:

@@ -201,17 +201,24 @@ def _debian(ver: str, cache: Path) -> KernelSource:
             check_free_space(src_root, 4, f"unpacking {package}")
             _unpack(deb, package, tree_dir)
     tree = tree_dir / "linux"
-    with locks.tree(cache, tree, exclusive=True, log=lambda m: print(m, file=sys.stderr)):
-        restore_base(tree)
+    # Looking needs the tree held only as a build holds it: a run building its
+    # other page sizes does not keep this one waiting. Putting it back needs it alone.
+    with locks.tree(cache, tree, exclusive=False, log=_say):
+        clean = at_base(tree)
+    if not clean:
+        with locks.tree(cache, tree, exclusive=True, log=_say):
+            restore_base(tree)
     return KernelSource(spec=f"debian:{ver}", tree=tree, version=makefile_version(tree),
                         origin=f"{package} {deb_version}")
 
 
-def restore_base(tree: Path) -> bool:
-    """An unpacked Debian tree is the farm's own and is built as shipped: its
-    `base` commit. A run killed while a series was applied leaves it on the work
-    branch or in the middle of `git am`; put it back, so that the series' code is
-    never built and judged as the base. True if something had to be undone."""
+def _say(message: str) -> None:
+    print(message, file=sys.stderr)
+
+
+def at_base(tree: Path) -> bool:
+    """The tree is on its `base` branch at the base commit, clean, with no
+    `git am` or bisect under way."""
     head = git.out(tree, "rev-parse", "HEAD").strip()
     base = git.out(tree, "rev-parse", "refs/heads/base").strip()
     am = (tree / ".git" / "rebase-apply").exists()
@@ -219,8 +226,18 @@ def restore_base(tree: Path) -> bool:
     on_base = subprocess.run(["git", "-C", str(tree), "symbolic-ref", "-q", "--short", "HEAD"],
                              capture_output=True, text=True, check=False).stdout.strip() == "base"
     dirty = git.out(tree, "--no-optional-locks", "status", "--porcelain", "--untracked-files=no").strip()
-    if head == base and on_base and not am and not bisecting and not dirty:
+    return head == base and on_base and not am and not bisecting and not dirty
+
+
+def restore_base(tree: Path) -> bool:
+    """An unpacked Debian tree is the farm's own and is built as shipped: its
+    `base` commit. A run killed while a series was applied leaves it on the work
+    branch or in the middle of `git am`; put it back, so that the series' code is
+    never built and judged as the base. True if something had to be undone."""
+    if at_base(tree):
         return False
+    head = git.out(tree, "rev-parse", "HEAD").strip()
+    dirty = git.out(tree, "--no-optional-locks", "status", "--porcelain", "--untracked-files=no").strip()
     subprocess.run(["git", "-C", str(tree), "am", "--abort"], capture_output=True, check=False)
     subprocess.run(["git", "-C", str(tree), "bisect", "reset"], capture_output=True, check=False)
     git.out(tree, "checkout", "-q", "-f", "base")
