@@ -63,7 +63,8 @@ class Run:
         self.writer = w = ResultsWriter(o.results, o.command, strict_style=o.strict_style)
         w.doc["machine"] = hosttools.machine()
         w.doc["machine"]["guest"] = (f"{o.cpus} vCPU(s), {o.memory_mb} MB, {o.numa_nodes} NUMA "
-                                     f"node(s), accel {o.accel}, TCG threads {o.tcg_threads}")
+                                     f"node(s), accel {o.accel}, TCG threads {o.tcg_threads}"
+                                     + (f", own checks booted by {o.runner}" if o.runner != "qemu" else ""))
         self.log(f"results in {w.dir}")
         lab = Lab(o, w, self.cache, self.log, self.ui.status)
         complete, usage = True, False

@@ -213,3 +213,28 @@ def test_shell_vng_runs_one_command(capfd):
     assert capfd.readouterr().out.split() == ["16384"]
     assert main(["shell", "16k-xfs", "--vng", "-e", "grep -q ' /mnt/xfs xfs ' /proc/mounts && "
                  "test -d /sys/module/ffprobe && exit 7"]) == 7
+
+
+@pytest.mark.integration
+def test_shell_vng_is_a_shell_for_a_person(tmp_path):
+    """At a terminal: vng's prompt, the guest programs on the PATH, the cell's
+    disk mounted, a host directory shared read-write; exit leaves."""
+    import sys
+    import pexpect
+    share = tmp_path / "share"
+    share.mkdir()
+    p = pexpect.spawn(sys.executable, ["-m", "foliofarm", "shell", "16k-xfs", "--vng", "--rwdir", str(share)],
+                      encoding="utf-8", timeout=300, dimensions=(40, 200))
+    try:
+        p.expect("foliofarm: guest programs in /ff")
+        p.expect("# ")
+        p.sendline(f"getconf PAGESIZE > {share}/pagesize; command -v exec-text; ls /mnt/xfs")
+        p.expect("/ff/exec-text")
+        p.expect("stubs.bin")
+        p.expect("# ")
+        p.sendline("exit")
+        p.expect(pexpect.EOF)
+    finally:
+        p.close(force=True)
+    assert p.exitstatus == 0
+    assert (share / "pagesize").read_text() == "16384\n"

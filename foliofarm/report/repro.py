@@ -36,6 +36,8 @@ def argv(opts: Any, page: str, fs: str) -> list[str]:
         out += ["--series", _spec(opts.series)]
     if opts.compare:
         out += ["--compare", _spec(opts.compare)]
+    if getattr(opts, "runner", "qemu") != "qemu":
+        out += ["--runner", opts.runner]
     return out
 
 
