@@ -23,7 +23,7 @@ BUDGET_S = float(os.environ.get("FOLIOFARM_TEST_BUDGET_S", 44 * 60))
 # first (mutants, the selftests' negative control, faults), then the tests that
 # need kernels of their own or many builds.
 GATED_ORDER = ("test_mutants", "test_mm_selftests", "test_faults", "test_bisect",
-               "test_concurrent_runs", "test_debug_variant", "test_kernel_612")
+               "test_concurrent_runs", "test_vng", "test_debug_variant", "test_kernel_612")
 
 
 def pytest_configure(config):

@@ -238,3 +238,24 @@ def test_shell_vng_is_a_shell_for_a_person(tmp_path):
         p.close(force=True)
     assert p.exitstatus == 0
     assert (share / "pagesize").read_text() == "16384\n"
+
+
+@pytest.mark.integration
+@pytest.mark.budget
+def test_a_regression_is_caught_under_vng(tmp_path, budget):
+    """The vng route judges a series as the farm's own does: a mutant that
+    reads exec text in base pages (tests/mutants) is a regression of
+    exec-text on 16K, base and series both booted under vng."""
+    from foliofarm.cli import main
+    from conftest import load
+    budget(6 * 60, "a 16K kernel with a mutant applied, built and booted under vng")
+    mutant = Path(__file__).parent / "mutants" / "exec-order-zero.patch"
+    code = main(["run", "--runner", "vng", "--fresh", "--series", str(mutant), "--cells", "16k-xfs",
+                 "--checks", "exec-text", "--results", str(tmp_path)])
+    doc = load(tmp_path)
+    assert code == 1
+    verdicts = {(v["page_size"], v["fs"], v["check"]): v for v in doc["verdicts"]}
+    et = verdicts[("16k", "xfs", "exec-text")]
+    assert et["verdict"] == "regression" and et["base"] == "pass", et
+    assert {"metric": "max_folio_kb", "base": 64, "series": 16, "delta": -48} in et["figures"]
+    assert all("/vng --run " in b["qemu"] for b in doc["boots"]) and len(doc["boots"]) == 2
