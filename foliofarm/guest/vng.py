@@ -12,11 +12,15 @@ set-up (rootfs/ffsetup: the probe module, each disk mounted at /mnt/<serial>,
 no address-space randomisation), run by the shell's rc file or before the
 command.
 
-What vng does not give the farm's judged runs, and why they keep their own
-QEMU runner: a console the host reads as it comes (vng prints the kernel's
-messages only with -v, and mixes them with the command's), a deadline per
-check with the guest left running for the next, and the outbox disk the
-dumps come home on. `foliofarm run` therefore always boots its own way."""
+`foliofarm run --runner vng` boots the farm's own checks of each cell under
+vng (boot_group), run framed on vng's command channel as a LAVA job's guest
+runs them (framed.py) and judged as the farm's own boots are. What vng does
+not give a judged run, and what the farm does instead: the kernel's console
+comes only when the guest has ended (its reports fail the cell's console
+result, not a check), one deadline covers the boot (the checks' timeouts and
+the boot timeout), dumps come home base64 on the command channel, not on the
+outbox disk. The tree's checks, which need the outbox and a deadline per test,
+boot on the farm's own runner (measure.py says so)."""
 
 from __future__ import annotations
 
@@ -33,10 +37,9 @@ from pathlib import Path
 from typing import Any
 
 from foliofarm.errors import InfraError, UsageError
-from foliofarm.guest import debroot, framed, rootfs
-from foliofarm.guest.qemu import Machine
-from foliofarm.guest import banner, splat
+from foliofarm.guest import banner, debroot, framed, rootfs, splat
 from foliofarm.guest.cells import Context, Kernel, machine
+from foliofarm.guest.qemu import Machine
 from foliofarm.guest.session import Boot
 from foliofarm.judge.checks import Check, Kind
 from foliofarm.matrix import Cell
