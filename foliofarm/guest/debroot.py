@@ -7,10 +7,11 @@ later one trusts."""
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 from typing import Callable
 
-from foliofarm import hosttools, matrix
+from foliofarm import hosttools, locks, matrix
 from foliofarm.errors import InfraError
 from foliofarm.intake.apt import PrivateApt
 from foliofarm.util import StagingDir, check_free_space, code_digest, run, seal, sealed, sha256_text
@@ -19,6 +20,8 @@ from foliofarm.util import StagingDir, check_free_space, code_digest, run, seal,
 # the binaries name is /lib/ld-linux-aarch64.so.1
 USR_LINKS = ("bin", "sbin", "lib")
 COMPLETE = ".complete"
+_mutex = threading.Lock()
+_makers: dict[str, threading.Lock] = {}
 
 
 def unpacked(cache: Path, packages: list[str], prefix: str, what: str,
@@ -39,6 +42,21 @@ def unpacked(cache: Path, packages: list[str], prefix: str, what: str,
     final = cache / "guest" / f"{prefix}-{key}"
     if sealed(final / COMPLETE):
         return final
+    # made once: by one thread of a run (its page sizes' boots ask at once),
+    # and by one run of those sharing the cache
+    with _making(str(final)), locks.hold(locks.lock_path(cache, "root", final), what, True):
+        if not sealed(final / COMPLETE):
+            _make(cache, final, apt, pkgs, packages, what, finish, need)
+    return final
+
+
+def _making(key: str) -> threading.Lock:
+    with _mutex:
+        return _makers.setdefault(key, threading.Lock())
+
+
+def _make(cache: Path, final: Path, apt: PrivateApt, pkgs: list[tuple[str, str]], packages: list[str],
+          what: str, finish: Callable[[Path], None], need: str) -> None:
     check_free_space(final.parent, 1, what)
     with StagingDir(final) as tmp:
         for name, _version in pkgs:
@@ -54,4 +72,3 @@ def unpacked(cache: Path, packages: list[str], prefix: str, what: str,
             raise InfraError(f"Debian's {' '.join(packages)} left no {need} in {what}")
         (tmp / COMPLETE).write_text("".join(f"{n} {v}\n" for n, v in pkgs))
         seal(tmp / COMPLETE)
-    return final

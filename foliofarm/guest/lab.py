@@ -12,7 +12,7 @@ from contextlib import nullcontext
 from pathlib import Path
 from typing import Any, Callable
 
-from foliofarm.guest import cells, images, measure, pyroot, rootfs, selftests_disk
+from foliofarm.guest import cells, images, measure, pyroot, rootfs, selftests_disk, vng
 from foliofarm import matrix, plan
 from foliofarm.report import plots
 from foliofarm.errors import BuildError, FarmError
@@ -77,6 +77,8 @@ class Lab:
         o = self.opts
         self.disks = {fs.name: images.image(self.cache, fs.name) for fs in o.filesystems}
         self.swap = images.swap_image(self.cache)
+        if o.runner == "vng":       # vng's guest root, made once before the boots share it
+            vng.guest_root(self.cache)
         if cells.wants_selftests(o.checks):
             self.mm_scratch = {fs.name: img for fs in o.filesystems
                                if (img := images.scratch_image(self.cache, fs.name))}
