@@ -196,7 +196,9 @@ def test_a_check_under_vng_has_the_farms_figures(matrix_run, vng_run, cell):
     boot = next(b for b in doc["boots"] if b["fs"] == ours["fs"] and b["page_size"] == ours["page_size"])
     assert "/vng --run " in boot["qemu"] and "error" not in boot
     assert boot["banner"]["page_size"] == str({"4k": 4096, "16k": 16384, "64k": 65536}[ours["page_size"]])
-    assert "virtme-init: udev is done" in Path(boot["console_log"]).read_text()
+    assert "/vngroot-" in boot["qemu"] and "--force-9p" in boot["qemu"]
+    log = Path(boot["console_log"]).read_text()
+    assert log.startswith("Booting Linux") and vng.OUTPUT_MARK.strip("\n") in log
 
 
 @pytest.mark.integration
