@@ -149,6 +149,15 @@ def test_rwdir_lands_where_the_guest_can_make_its_mount_point(tmp_path):
         vng.rwdir("/nonexistent-dir")
 
 
+def test_a_commands_output_is_relayed_whole(capfdbinary):
+    """vng -e's output comes through pipes: a file the user redirects it to
+    gets each channel's bytes in order (QEMU opening it twice would not)."""
+    rc = vng.run_command(["sh", "-c", "echo first; head -c 200000 /dev/zero | tr '\\0' x; echo; "
+                                      "echo err >&2; exit 4"])
+    out, err = capfdbinary.readouterr()
+    assert rc == 4 and out == b"first\n" + b"x" * 200000 + b"\n" and err == b"err\n"
+
+
 def test_vng_options_need_vng():
     for opts in (ShellOptions(cell="16k-xfs", exec_cmd="true"), ShellOptions(cell="16k-xfs", rwdirs=["/t"])):
         with pytest.raises(UsageError, match="add --vng"):

@@ -89,9 +89,10 @@ def main(opts: ShellOptions) -> int:
     if vng_cmd is not None:
         root = vng.guest_root(cache_dir())
         argv = vng.argv(mach, root, mach.kernel.parent, opts.exec_cmd, opts.rwdirs, opts.verbose)
-        if opts.exec_cmd is None:
-            print(f"foliofarm shell {opts.cell} --vng: {mach.kernel.parent.name}; exit or Ctrl-D "
-                  "leaves", file=sys.stderr)
+        if opts.exec_cmd is not None:
+            return vng.run_command(argv)
+        print(f"foliofarm shell {opts.cell} --vng: {mach.kernel.parent.name}; exit or Ctrl-D "
+              "leaves", file=sys.stderr)
         return subprocess.run(argv, check=False, env=vng.environment()).returncode
     print(f"foliofarm shell {opts.cell}: {mach.kernel.parent.name}; Ctrl-A X quits QEMU",
           file=sys.stderr)

@@ -32,9 +32,10 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from foliofarm.errors import InfraError, UsageError
 from foliofarm.guest import banner, debroot, framed, rootfs, splat
@@ -189,6 +190,26 @@ def environment() -> dict[str, str]:
     env = dict(os.environ)
     env["PATH"] = os.pathsep.join([str(Path(vng_command()).parent), env.get("PATH", "")])
     return env
+
+
+def run_command(cmd: list[str]) -> int:
+    """Run vng with a command (-e), its output relayed to ours through pipes:
+    vng has QEMU open /proc/self/fd/1 and /proc/self/fd/2 once per output
+    channel, and on a regular file (output redirected to one) each open writes
+    from its own offset over the others'."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=environment())
+    assert proc.stdout is not None and proc.stderr is not None
+    err = threading.Thread(target=_relay, args=(proc.stderr, sys.stderr.buffer), daemon=True)
+    err.start()
+    _relay(proc.stdout, sys.stdout.buffer)
+    err.join()
+    return proc.wait()
+
+
+def _relay(src: IO[bytes], dest: IO[bytes]) -> None:
+    while chunk := src.read1(65536):
+        dest.write(chunk)
+        dest.flush()
 
 
 def kernel_args(mach: Machine) -> list[str]:
