@@ -158,6 +158,18 @@ def test_a_commands_output_is_relayed_whole(capfdbinary):
     assert rc == 4 and out == b"first\n" + b"x" * 200000 + b"\n" and err == b"err\n"
 
 
+def test_the_kernels_have_what_vng_needs():
+    """The farm's base fragment asks for every symbol the vng route needs,
+    and they are among what the pinned vng itself asks of a kernel (all but
+    tmpfs xattrs, which only quiet its overlays' warnings)."""
+    from virtme.commands import configkernel
+    from foliofarm.paths import ROOT
+    base = (ROOT / "configs" / "kernels" / "base.config").read_text().splitlines()
+    assert [s for s in vng.KERNEL_NEEDS if f"{s}=y" not in base] == []
+    assert [s for s in vng.KERNEL_NEEDS
+            if f"{s}=y" not in configkernel._GENERIC_CONFIG and s != "CONFIG_TMPFS_XATTR"] == []
+
+
 def test_vng_options_need_vng():
     for opts in (ShellOptions(cell="16k-xfs", exec_cmd="true"), ShellOptions(cell="16k-xfs", rwdirs=["/t"])):
         with pytest.raises(UsageError, match="add --vng"):

@@ -56,6 +56,11 @@ GROUPS = (("root", 0), ("daemon", 1), ("bin", 2), ("sys", 3), ("adm", 4), ("tty"
           ("lp", 7), ("mail", 8), ("kmem", 15), ("dialout", 20), ("cdrom", 24), ("audio", 29),
           ("utmp", 43), ("video", 44), ("input", 101), ("kvm", 102), ("render", 103),
           ("sgx", 104), ("nogroup", 65534))
+# What the vng route needs of the kernel (configs/kernels/base.config has each,
+# and every build verifies it): the root over 9p, vng's command channel on
+# virtio consoles, its overlays (with their xattrs on tmpfs), udev's inotify.
+KERNEL_NEEDS = ("CONFIG_NETWORK_FILESYSTEMS", "CONFIG_NET_9P", "CONFIG_NET_9P_VIRTIO", "CONFIG_9P_FS",
+                "CONFIG_VIRTIO_CONSOLE", "CONFIG_OVERLAY_FS", "CONFIG_TMPFS_XATTR", "CONFIG_INOTIFY_USER")
 # where the guest finds its kernel's artifacts (the probe module), shared read-only
 KERNEL_DIR = "/opt/foliofarm/kernel"
 # sourced by the interactive shell's rc file and before a command of -e
