@@ -84,9 +84,10 @@ def main(opts: ShellOptions) -> int:
     if not opts.vng and (opts.exec_cmd is not None or opts.rwdirs or opts.verbose):
         raise UsageError("-e, --rwdir and --verbose are virtme-ng's: add --vng (the farm's own "
                          "shell is interactive, its console the terminal's)")
-    vng_cmd = vng.vng_command() if opts.vng else None
+    if opts.vng:
+        vng.vng_command()       # installed, or say how, before anything builds
     mach = machine(opts, log=lambda m: print(m, file=sys.stderr))
-    if vng_cmd is not None:
+    if opts.vng:
         root = vng.guest_root(cache_dir())
         argv = vng.argv(mach, root, mach.kernel.parent, opts.exec_cmd, opts.rwdirs, opts.verbose)
         if opts.exec_cmd is not None:

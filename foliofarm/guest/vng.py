@@ -97,14 +97,13 @@ def _finish(root: Path) -> None:
     """Complete the unpacked root: busybox's applets where Debian's packages
     have no program of that name, the files virtme-init expects in /etc, the
     farm's guest programs and set-up."""
-    bb = root / "usr/bin/busybox"
+    if not (root / "usr/bin/busybox").is_file():
+        raise InfraError("Debian's busybox-static left no usr/bin/busybox")
     for name in applets(gzip.decompress((root / BUSYBOX_MAN).read_bytes()).decode()):
         if name == "busybox" or any((root / d / name).exists() or (root / d / name).is_symlink()
                                     for d in ("usr/bin", "usr/sbin")):
             continue
         (root / "usr/bin" / name).symlink_to("busybox")
-    if not bb.is_file():
-        raise InfraError("Debian's busybox-static left no usr/bin/busybox")
     etc = root / "etc"
     (etc / "passwd").write_text("root:x:0:0:root:/root:/bin/bash\n")
     # what base-passwd's postinst would have written (group.master): udev's
@@ -246,7 +245,6 @@ def argv(mach: Machine, root: Path, kernel_dir: Path, command: str | None = None
         # non-interactive bash reads no rc file: the set-up comes first
         out += ["--exec", f". /{PROFILE}\n{command}"]
     return out
-
 
 
 def run_checks(mach: Machine, root: Path, kernel_dir: Path, cell: Cell, checks: list[Check],
