@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import errno
 import os
 import sys
@@ -160,6 +161,7 @@ def run_parser(run: argparse.ArgumentParser, d: dict[str, Any]) -> None:
                           "first that does not build")
     run.add_argument("--strict-style", action="store_true",
                      help="with --series: a checkpatch.pl error or warning fails the run (exit 1)")
+    run.add_argument("--allow-binary", action="store_true", help="with --series: take binary patches")
     run.add_argument("--noise", action="store_true", help="boot twice for the noise a later "
                      "--series run needs (make run does: its first series costs what the second does)")
     run.add_argument("--fresh", "--fresh-base", dest="fresh", action="store_true",
@@ -188,6 +190,8 @@ def guest_options(run: argparse.ArgumentParser, d: dict[str, Any]) -> None:
                           "default: faster on a busy host) or run each on its own (multi: "
                           "truly at once, for hunting races)")
     run.add_argument("--boot-timeout", type=positive_seconds, default=300, help="seconds to reach the guest shell")
+    run.add_argument("--build-timeout", type=positive_seconds, metavar="SECONDS", help="a kernel "
+                     "build's wall clock (default FOLIOFARM_BUILD_TIMEOUT, else 3 h)")
     run.add_argument("--jobs", type=positive_int, default=None,
                      help="make -j for the kernel builds (default: the host's cores)")
     run.add_argument("--cpus", type=positive_int, default=d.get("guest_cpus", 2),
@@ -271,20 +275,14 @@ def figures_table() -> str:
     return "\n".join(rows) + "\n"
 
 
+DELEGATED = {"bisect": "foliofarm.bisect", "watch": "foliofarm.watch.command",
+             "kcidb": "foliofarm.report.kcidb", "lava": "foliofarm.lava.command"}
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    if argv[:1] == ["bisect"]:
-        from foliofarm import bisect
-        return bisect.main(argv[1:])
-    if argv[:1] == ["watch"]:
-        from foliofarm.watch import command
-        return command.main(argv[1:])
-    if argv[:1] == ["kcidb"]:
-        from foliofarm.report import kcidb
-        return kcidb.main(argv[1:])
-    if argv[:1] == ["lava"]:
-        from foliofarm.lava import command as lava
-        return lava.main(argv[1:])
+    if argv[:1] and argv[0] in DELEGATED:     # commands with a parser of their own
+        return importlib.import_module(DELEGATED[argv[0]]).main(argv[1:])
     ap = parser()
     try:
         args = ap.parse_args(argv)
@@ -372,6 +370,8 @@ def run_options(args: argparse.Namespace, argv: list[str]) -> RunOptions:
         accel=args.accel,
         tcg_threads=args.tcg_threads,
         boot_timeout=args.boot_timeout,
+        build_timeout=args.build_timeout,
+        allow_binary=args.allow_binary,
         guests=args.guests,
         tree_guests=args.tree_guests,
         runner=args.runner,
@@ -390,11 +390,8 @@ def validate_run(args: argparse.Namespace) -> None:
         source.validate_spec(args.compare)
     if args.series is not None:
         local = None if args.kernel.startswith("debian:") else Path(args.kernel).expanduser()
-        series.load(args.series, local)
+        series.load(args.series, local, args.allow_binary)
     if args.runner == "vng":
         vng_command()       # installed, or say how
-    from foliofarm.kernel.build import EXTRA_ITEM
-    bad = [i for i in args.extra_config if not EXTRA_ITEM.match(i)]
-    if bad:
-        raise UsageError(f"-K {bad[0]!r}: write it CONFIG_NAME=VALUE (y, m, n, a number or "
-                         "a quoted string)")
+    from foliofarm.kernel.kconfig import check_extra
+    check_extra(args.extra_config)

@@ -22,6 +22,10 @@ class InfraError(FarmError):
     exit_code = 3
 
 
+class TimedOut(InfraError):
+    """A command ran past its limit and was killed with everything it started."""
+
+
 class ConfigError(InfraError):
     """Kconfig did not keep a requested symbol."""
 

@@ -20,7 +20,8 @@ from foliofarm import locks, matrix
 from foliofarm.errors import BuildError, UsageError
 from foliofarm.intake import apply, checkpatch, series, source
 from foliofarm.judge.checks import Check
-from foliofarm.kernel.build import Builder, extra_fragment
+from foliofarm.kernel.build import Builder
+from foliofarm.kernel.kconfig import extra_fragment
 from foliofarm.report.results import ResultsWriter
 from foliofarm.schema import Role
 
@@ -42,6 +43,8 @@ class RunOptions:
     accel: str = "auto"
     tcg_threads: str = "single"      # TCG: vCPUs in turns on one thread, or each its own
     boot_timeout: float = 300
+    build_timeout: float | None = None   # a build stage's wall clock (None: kernel.build's default)
+    allow_binary: bool = False       # take a series' binary patches
     guests: int = 1                  # boots of the farm's own checks at once
     tree_guests: int | None = None   # and of the tree's checks (default: guests)
     runner: str = "qemu"             # the own checks' boots: the farm's QEMU runner, or "vng"
@@ -113,7 +116,7 @@ def steps(g: Ground, opts: RunOptions, src: source.KernelSource) -> Steps:
     if opts.compare is not None:
         yield from compare(g, src, opts.compare, opts.kernel)
     elif opts.series is not None:
-        yield from with_series(g, src, opts.series, opts.each_commit)
+        yield from with_series(g, src, opts.series, opts.each_commit, opts.allow_binary)
     else:
         with source.checked_out(src, g.cache, g.log) as tree:
             yield Measure(tree, None)
@@ -140,11 +143,12 @@ def compare(g: Ground, src: source.KernelSource, other_spec: str, kernel_spec: s
         yield Measure(b, Role.SERIES)
 
 
-def with_series(g: Ground, src: source.KernelSource, spec: str, each_commit: bool) -> Steps:
+def with_series(g: Ground, src: source.KernelSource, spec: str, each_commit: bool,
+                allow_binary: bool = False) -> Steps:
     """--series: read the series, checkpatch it, measure the base, then
     base+series (and every commit with --each-commit); a series that does not
     apply stops the run before any kernel is built."""
-    ser = series.load(spec, None if src.spec.startswith("debian:") else src.tree)
+    ser = series.load(spec, None if src.spec.startswith("debian:") else src.tree, allow_binary)
     if src.spec.startswith("debian:"):
         yield from _with_series(g, src, ser, each_commit)
         return
@@ -310,7 +314,8 @@ def dry_run(opts: RunOptions, cache: Path) -> list[str]:
              if o.cells is None or f"{p.name}-{f.name}" in o.cells]
     if o.series:
         out += series.describe_read(series.load(o.series, None if tree is None or
-                                                o.kernel.startswith("debian:") else tree.tree))
+                                                o.kernel.startswith("debian:") else tree.tree,
+                                                o.allow_binary))
     base_built = {page.name: bool(tree is not None and tree.versioned and not tree.ref
                                   and builder.is_cached(tree, page, o.variant))
                   for page in o.page_sizes}

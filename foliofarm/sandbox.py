@@ -14,7 +14,19 @@ during a farm run. Each such command (make, merge_config.sh, checkpatch.pl and
   fragments, the patch files) and write access only to its own outputs (the
   build directory and ccache; the tree itself only for `git am`);
 - an empty /tmp, and an empty read-only $HOME: a script that writes there
-  fails with "Read-only file system".
+  fails with "Read-only file system";
+- a cleared environment (bubblewrap's --clearenv): PATH, LC_ALL, HOME (a path
+  that does not exist) and what the command is given (ARCH, CROSS_COMPILE, ccache's
+  settings), nothing of the farm's own: a `$(info $(SECRET))` in a Makefile
+  prints an empty line, whatever the farm was started with;
+- limits (Limits): a wall-clock deadline after which the whole sandbox is
+  killed, and per-process resource limits set with setrlimit before bubblewrap
+  starts (inherited by everything inside): address space, open files, the
+  largest file it may write, no core dumps, and a process count. setrlimit and
+  not a cgroup: it needs no privilege, no systemd and no cgroup v2 delegation
+  (CI runners and containers often have neither), and its limits are per
+  process, which is what stops a runaway cc1 or a fork loop; a build's disk use
+  as a whole is watched by the builder (kernel/build.py).
 
 QEMU needs no sandbox of its own here: the guest has no network device and its
 disks are read-only or snapshots. FOLIOFARM_SANDBOX=off runs everything
@@ -24,11 +36,13 @@ unsandboxed, for hosts where bubblewrap cannot make namespaces.
 from __future__ import annotations
 
 import os
+import resource
 import shutil
 import subprocess
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Mapping, Sequence
 
 from foliofarm.errors import InfraError
 
@@ -36,6 +50,43 @@ from foliofarm.errors import InfraError
 SYSTEM = ("/usr", "/etc/alternatives", "/etc/ld.so.cache", "/etc/perl")
 # Merged-/usr symlinks (or directories on older hosts).
 TOP_LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+
+
+# The environment every sandboxed command starts from; nothing else of the
+# farm's own environment reaches it.
+BASE_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LC_ALL": "C", "HOME": "/nonexistent"}
+
+
+def environment(env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The whole environment of a sandboxed command: BASE_ENV and ``env``."""
+    return {**BASE_ENV, **(env or {})}
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one sandboxed command may use. ``seconds``: wall clock, then the
+    whole sandbox is killed; the rest are setrlimit's, per process."""
+    seconds: float | None = None
+    memory_mb: int = 4096         # RLIMIT_AS: a cc1 of a kernel file needs a few hundred
+    processes: int = 4096         # RLIMIT_NPROC (not enforced for root: see the README)
+    file_mb: int = 2048           # RLIMIT_FSIZE: the largest file it may write
+    open_files: int = 4096        # RLIMIT_NOFILE
+
+    def apply(self) -> None:
+        """Set the limits on this process (a child's preexec: bwrap and all it starts)."""
+        mb = 1 << 20
+        for what, value in ((resource.RLIMIT_AS, self.memory_mb * mb),
+                            (resource.RLIMIT_NPROC, self.processes),
+                            (resource.RLIMIT_FSIZE, self.file_mb * mb),
+                            (resource.RLIMIT_NOFILE, self.open_files),
+                            (resource.RLIMIT_CORE, 0)):
+            soft, hard = resource.getrlimit(what)
+            new = value if hard == resource.RLIM_INFINITY else min(value, hard)
+            resource.setrlimit(what, (new, hard if hard != resource.RLIM_INFINITY else new))
+
+    def describe(self) -> str:
+        return (f"{self.memory_mb} MB of address space and {self.file_mb} MB per file per process, "
+                f"{self.processes} processes" + (f", {self.seconds:g} s" if self.seconds else ""))
 
 
 def enabled() -> bool:
@@ -57,15 +108,21 @@ def _check() -> str:
 
 
 def wrap(argv: Sequence[str | os.PathLike[str]], *, read: Sequence[Path] = (),
-         write: Sequence[Path] = (), cwd: Path | None = None, check: bool = True) -> list[str]:
-    """``argv`` as a sandboxed command line, or as it is with the sandbox off."""
+         write: Sequence[Path] = (), cwd: Path | None = None, check: bool = True,
+         env: Mapping[str, str] | None = None) -> list[str]:
+    """``argv`` as a sandboxed command line, or as it is with the sandbox off.
+    Inside, the environment is cleared and holds environment(``env``) only; run
+    the line with that environment too (run() does), so that nothing else
+    reaches the command with the sandbox off either."""
     args = [os.fspath(a) for a in argv]
     if not enabled():
         return args
     if check and (why := _check()):
         raise InfraError(why)
     out = ["bwrap", "--die-with-parent", "--new-session", "--unshare-all",
-           "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+           "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--clearenv"]
+    for k, v in environment(env).items():
+        out += ["--setenv", k, v]
     home = os.environ.get("HOME", "")
     home = home if home not in ("", "/") and os.path.isdir(home) else ""
     if home:
@@ -90,6 +147,20 @@ def wrap(argv: Sequence[str | os.PathLike[str]], *, read: Sequence[Path] = (),
     if cwd is not None:
         out += ["--chdir", os.fspath(cwd)]
     return out + ["--", *args]
+
+
+def run(argv: Sequence[str | os.PathLike[str]], *, read: Sequence[Path] = (),
+        write: Sequence[Path] = (), cwd: Path | None = None, env: Mapping[str, str] | None = None,
+        limits: Limits | None = None, log: Path | None = None, what: str = "",
+        watch: Callable[[], str] | None = None) -> subprocess.CompletedProcess[bytes]:
+    """``argv`` run in the sandbox with a cleared environment and ``limits``
+    (util.run's errors; a command over its deadline, or one ``watch`` finds
+    over a limit, is killed whole and raises TimedOut)."""
+    from foliofarm.util import run as run_
+    lim = limits or Limits()
+    return run_(wrap(argv, read=read, write=write, cwd=cwd, env=env), env=environment(env),
+                inherit=False, log=log, what=what, timeout=lim.seconds, preexec=lim.apply,
+                watch=watch)
 
 
 # What a build's log says when the sandbox stopped something.

@@ -9,14 +9,17 @@ import json
 import os
 import shlex
 import shutil
+import signal
+import stat
 import subprocess
 import tempfile
 import threading
+import time
 from concurrent.futures import Future
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from foliofarm.errors import InfraError
+from foliofarm.errors import InfraError, TimedOut
 
 
 def run(
@@ -27,23 +30,37 @@ def run(
     log: Path | None = None,
     what: str = "",
     input: bytes | None = None,
+    inherit: bool = True,
+    timeout: float | None = None,
+    preexec: Callable[[], None] | None = None,
+    watch: Callable[[], str] | None = None,
 ) -> subprocess.CompletedProcess[bytes]:
     """Run ``argv`` (never a shell string). Output goes to ``log`` if given, else is
-    captured. A non-zero exit raises InfraError naming ``what`` and the command."""
+    captured. A non-zero exit raises InfraError naming ``what`` and the command.
+    ``env`` is added to this process's environment, or with ``inherit`` False
+    is the whole of it. With ``timeout``, the command runs in a process group
+    of its own, killed whole when the time is up (TimedOut); so it is when
+    ``watch``, asked every few seconds, names a reason (a limit it went over)."""
     args = [os.fspath(a) for a in argv]
-    full_env = dict(os.environ, **env) if env else None
+    full_env = (dict(os.environ, **env) if env else None) if inherit else dict(env or {})
     try:
         if log is not None:
             with open(log, "ab") as out:
                 out.write(f"$ {shlex.join(args)}\n".encode())
                 out.flush()
-                proc = subprocess.run(args, cwd=cwd, env=full_env, stdout=out,
-                                      stderr=subprocess.STDOUT, input=input, check=False)
+                proc = _run(args, cwd, full_env, input, timeout, preexec, watch, out,
+                            subprocess.STDOUT)
         else:
-            proc = subprocess.run(args, cwd=cwd, env=full_env, capture_output=True,
-                                  input=input, check=False)
+            proc = _run(args, cwd, full_env, input, timeout, preexec, watch, subprocess.PIPE,
+                        subprocess.PIPE)
     except FileNotFoundError as exc:
         raise InfraError(f"{what or args[0]}: command not found: {args[0]}") from exc
+    except (subprocess.TimeoutExpired, _OverLimit) as exc:
+        shown = args[args.index("--") + 1:] if args[0] == "bwrap" and "--" in args else args
+        limit = str(exc) if isinstance(exc, _OverLimit) else f"its limit of {timeout:g} s"
+        raise TimedOut(f"{what or shown[0]} was stopped at {limit} "
+                       f"(killed with everything it started): {shlex.join(shown)[:300]}"
+                       + (f"\nlast lines of {log}:\n{tail(log, 10)}" if log else "")) from None
     if proc.returncode != 0:
         detail = ""
         if log is not None:
@@ -64,6 +81,56 @@ def run(
     return proc
 
 
+class _OverLimit(Exception):
+    """A watched command went over a limit (the message names it)."""
+
+
+WATCH_EVERY = 5.0
+
+
+def _run(args: list[str], cwd: Path | None, env: dict[str, str] | None, input: bytes | None,
+         timeout: float | None, preexec: Callable[[], None] | None,
+         watch: Callable[[], str] | None, stdout: Any, stderr: Any
+         ) -> subprocess.CompletedProcess[bytes]:
+    """subprocess.run, but a timeout (or ``watch`` naming a limit) kills the
+    command's whole process group."""
+    own_group = timeout is not None or watch is not None
+    deadline = None if timeout is None else time.monotonic() + timeout
+    with subprocess.Popen(args, cwd=cwd, env=env, stdout=stdout, stderr=stderr,
+                          stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
+                          start_new_session=own_group, preexec_fn=preexec) as proc:
+        try:
+            while True:
+                left = None if deadline is None else max(0.0, deadline - time.monotonic())
+                step = left if watch is None else min(WATCH_EVERY, left if left is not None else WATCH_EVERY)
+                try:
+                    out, err = proc.communicate(input, timeout=step)
+                    break
+                except subprocess.TimeoutExpired:
+                    input = None        # communicate() sent it on the first call
+                    if deadline is not None and time.monotonic() >= deadline:
+                        raise
+                    if watch is not None and (why := watch()):
+                        raise _OverLimit(why) from None
+        except BaseException:
+            if own_group:
+                kill_group(proc.pid)
+            proc.kill()
+            proc.wait()
+            raise
+    return subprocess.CompletedProcess(args, proc.returncode, out, err)
+
+
+def kill_group(pgid: int | None) -> None:
+    """SIGKILL a process group (a command started in a session of its own)."""
+    if not pgid:
+        return
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
 def tail(path: Path, lines: int) -> str:
     try:
         with open(path, "rb") as f:
@@ -72,6 +139,53 @@ def tail(path: Path, lines: int) -> str:
             return "\n".join(f.read().decode(errors="replace").splitlines()[-lines:])
     except OSError:
         return ""
+
+
+def read_regular(path: Path, max_bytes: int, what: str = "") -> bytes:
+    """A file someone else's code wrote, read without following a link and
+    only if it is a regular file of at most ``max_bytes`` (never a FIFO that
+    blocks, a device, or a link to a host file)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise InfraError(f"{what or path}: {path} is a symbolic link; refused") from None
+        raise
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(f.fileno())
+        if not stat.S_ISREG(st.st_mode):
+            raise InfraError(f"{what or path}: {path} is not a regular file; refused")
+        if st.st_size > max_bytes:
+            raise InfraError(f"{what or path}: {path} is {st.st_size >> 20} MB, over the "
+                             f"{max_bytes >> 20} MB such a file may have; refused")
+        return f.read(max_bytes + 1)[:max_bytes]
+
+
+def copy_regular(src: Path, dst: Path, max_bytes: int, what: str = "") -> None:
+    """Copy a file someone else's code made, on read_regular's terms."""
+    dst.write_bytes(read_regular(src, max_bytes, what))
+    os.utime(dst, ns=(os.stat(src, follow_symlinks=False).st_atime_ns,
+                      os.stat(src, follow_symlinks=False).st_mtime_ns))
+
+
+def tree_size(path: Path) -> int:
+    """Bytes a directory tree takes on disk (links not followed)."""
+    total = 0
+    stack = [path]
+    while stack:
+        try:
+            with os.scandir(stack.pop()) as it:
+                for e in it:
+                    try:
+                        st = e.stat(follow_symlinks=False)
+                    except OSError:
+                        continue
+                    total += st.st_blocks * 512
+                    if e.is_dir(follow_symlinks=False):
+                        stack.append(Path(e.path))
+        except OSError:
+            continue
+    return total
 
 
 def sha256_text(*parts: str | bytes) -> str:
@@ -193,7 +307,7 @@ def clean_stale_staging(parent: Path) -> None:
     run's work in progress and is left alone."""
     if parent.is_dir():
         for p in parent.glob(".*.tmp-*"):
-            if not _pid_alive(p.name.rsplit("-", 1)[-1]):
+            if not pid_alive(p.name.rsplit("-", 1)[-1]):
                 shutil.rmtree(p, ignore_errors=True)
 
 
@@ -209,13 +323,13 @@ def clean_stale_tmp() -> list[Path]:
     gone = []
     for p in Path(tempfile.gettempdir()).glob("foliofarm-*-*"):
         pid = p.name.split("-")[1]
-        if pid.isdigit() and not _pid_alive(pid):
+        if pid.isdigit() and not pid_alive(pid):
             shutil.rmtree(p, ignore_errors=True)
             gone.append(p)
     return gone
 
 
-def _pid_alive(pid: str) -> bool:
+def pid_alive(pid: str) -> bool:
     if not pid.isdigit():
         return False
     try:

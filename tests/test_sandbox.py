@@ -16,7 +16,13 @@ MAKEFILE = """\
 all:
 \techo ok > $(O)/built
 home:
-\ttouch $(HOME)/{marker}
+\ttouch {home}/{marker}
+env:
+\t@echo "secret=[$(FOLIOFARM_SMTP_PASSWORD)] home=[$(HOME)]"; env
+loop:
+\twhile :; do :; done
+big:
+\thead -c 64M /dev/zero > $(O)/big
 read:
 \tcat {secret} > $(O)/stolen
 net:
@@ -35,7 +41,7 @@ def hostile(tmp_path, monkeypatch):
     secret.write_text("host secret\n")
     tree = tmp_path / "linux"
     tree.mkdir()
-    (tree / "Makefile").write_text(MAKEFILE.format(marker="foliofarm-escaped", secret=secret)
+    (tree / "Makefile").write_text(MAKEFILE.format(marker="foliofarm-escaped", secret=secret, home=home)
                                    .replace("$(srctree)", str(tree)))
     assert sandbox.enabled() and sandbox._check() == "", sandbox._check()
     src = KernelSource(spec=str(tree), tree=tree, version="7.3.0", origin=str(tree))
@@ -85,3 +91,77 @@ def test_sandbox_off_runs_the_command_as_it_is(monkeypatch):
     argv = sandbox.wrap(["make"], read=[Path("/srv/linux")], check=False)
     assert argv[0] == "bwrap" and "--unshare-all" in argv and argv[-2:] == ["--", "make"]
     assert ["--ro-bind", "/srv/linux", "/srv/linux"] == argv[argv.index("/srv/linux") - 1:][:3]
+
+
+def test_the_farms_environment_never_reaches_the_build(hostile, monkeypatch):
+    """A Makefile that prints a secret of the farm's environment prints nothing:
+    the sandbox starts from a cleared environment (and so does the command with
+    the sandbox off)."""
+    builder, src, bdir, home, _ = hostile
+    monkeypatch.setenv("FOLIOFARM_SMTP_PASSWORD", "hunter2-sandbox-test")
+    for mode in ("on", "off"):
+        monkeypatch.setenv("FOLIOFARM_SANDBOX", mode)
+        make(builder, src, bdir, "env")
+        log = (bdir / "log").read_text()
+        assert "secret=[]" in log and "hunter2-sandbox-test" not in log
+        said = "".join(ln for ln in log.splitlines(True) if not ln.startswith("$ "))
+        assert str(home) not in said and "home=[/nonexistent]" in said
+        assert "ARCH=arm64" in log      # what the build needs is there
+
+
+def test_a_build_that_never_ends_is_stopped_at_its_limit(hostile):
+    builder, src, bdir, _, _ = hostile
+    builder.limits = sandbox.Limits(seconds=3)
+    with pytest.raises(BuildError, match="stopped at a limit") as err:
+        make(builder, src, bdir, "loop")
+    assert "its limit of 3 s" in str(err.value)
+    # nothing of it is left running
+    import subprocess
+    assert "while :" not in subprocess.run(["ps", "-eo", "args"], capture_output=True,
+                                           text=True).stdout
+
+
+def test_a_file_over_the_limit_is_not_written(hostile):
+    builder, src, bdir, _, _ = hostile
+    builder.limits = sandbox.Limits(seconds=60, file_mb=16)
+    with pytest.raises(BuildError):
+        make(builder, src, bdir, "big")
+    assert (bdir / "big").stat().st_size <= 16 << 20
+
+
+def test_a_series_build_that_fills_the_disk_is_stopped(tmp_path, monkeypatch):
+    """The disk watch of a series' build: over its allowance, the build is
+    killed with the reason."""
+    from foliofarm.errors import TimedOut
+    from foliofarm.kernel import untrusted
+    from foliofarm import util
+    monkeypatch.setattr(untrusted, "SERIES_DISK_MB", 8)
+    monkeypatch.setattr(util, "WATCH_EVERY", 0.5)
+    out = tmp_path / "bdir"
+    out.mkdir()
+    watch = untrusted.DiskWatch(out, 0, every=0)
+    script = f"for i in $(seq 100); do head -c 1M /dev/zero > {out}/f$i; sleep 0.1; done"
+    with pytest.raises(TimedOut, match="8 MB of disk"):
+        sandbox.run(["sh", "-c", script], write=[out], limits=sandbox.Limits(seconds=60),
+                    watch=watch)
+    assert len(list(out.iterdir())) < 100
+
+
+def test_artifacts_are_taken_without_following_links(tmp_path):
+    """A build that leaves a link where the Image should be gets a clear refusal,
+    not a copy of the host file it points to."""
+    from foliofarm.errors import InfraError
+    from foliofarm.util import copy_regular
+    secret = tmp_path / "secret"
+    secret.write_text("host secret\n")
+    (tmp_path / "Image").symlink_to(secret)
+    with pytest.raises(InfraError, match="symbolic link"):
+        copy_regular(tmp_path / "Image", tmp_path / "out", 1 << 20)
+    import os
+    os.mkfifo(tmp_path / "fifo")
+    with pytest.raises(InfraError, match="not a regular file"):
+        copy_regular(tmp_path / "fifo", tmp_path / "out", 1 << 20)
+    (tmp_path / "large").write_bytes(b"x" * 4096)
+    with pytest.raises(InfraError, match="over the"):
+        copy_regular(tmp_path / "large", tmp_path / "out", 1024)
+    assert not (tmp_path / "out").exists()

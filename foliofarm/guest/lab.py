@@ -20,7 +20,8 @@ from foliofarm.guest import ktap
 from foliofarm.intake import source
 from foliofarm.judge import compare
 from foliofarm.judge.checks import Outcome, is_own
-from foliofarm.kernel.build import Artifacts, Builder, extra_fragment
+from foliofarm.kernel.build import Artifacts, Builder
+from foliofarm.kernel.kconfig import extra_fragment
 from foliofarm.matrix import Cell
 from foliofarm.plan import Build, RunOptions, Step
 from foliofarm.schema import Role
@@ -48,7 +49,8 @@ class Lab:
         self.cache = cache
         self.log = log
         self.status = status
-        self.builder = Builder(cache, log=log, jobs=opts.jobs, extra=extra_fragment(cache, opts.extra_config))
+        self.builder = Builder(cache, log=log, jobs=opts.jobs, extra=extra_fragment(cache, opts.extra_config),
+                               seconds=opts.build_timeout)
         self.disks: dict[str, Path] = {}
         self.swap: Path | None = None
         self.mm_scratch: dict[str, Path] = {}
@@ -107,6 +109,7 @@ class Lab:
         """Settle every queued build (a plan's tree stays as it is until then)."""
         for pool in (self.build_pool, self.warm_pool):
             pool.shutdown(wait=True, cancel_futures=True)
+        self.builder.close()        # the series' build directories go
 
     # -- one kernel source, every page size ---------------------------------------
 

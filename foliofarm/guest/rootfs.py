@@ -12,9 +12,10 @@ from foliofarm import hosttools, matrix
 from foliofarm.intake.apt import PrivateApt
 from foliofarm.kernel.build import CROSS_COMPILE, PROBE_SOURCES, Artifacts
 from foliofarm.errors import BuildError, InfraError
+from foliofarm.guest import cpio
 from foliofarm.guest.qemu import SELFTESTS, THPMAPS
 from foliofarm.paths import ROOTFS, VMTESTS
-from foliofarm.util import StagingDir, run, seal, sealed, sha256_files, sha256_text, write_atomic
+from foliofarm.util import StagingDir, code_digest, run, seal, sealed, sha256_files, sha256_text, write_atomic
 
 CFLAGS = ["-static", "-O2", "-g0", "-Wall", "-Wextra", "-Werror", "-Wno-unused-parameter",
           "-D_GNU_SOURCE"]
@@ -86,42 +87,34 @@ def mounts_table() -> str:
 
 
 def initramfs(cache: Path, arts: Artifacts) -> Path:
-    """An initramfs for one kernel: common userland plus that kernel's probe."""
+    """An initramfs for one kernel: common userland plus that kernel's probe,
+    packed by guest/cpio.py (never by a program the kernel's build made)."""
     bb = busybox(cache)
     progs = build_guest_programs(cache)
     mounts = mounts_table()
     key = sha256_text(sha256_files([bb, *progs.iterdir(), arts.probe, arts.splat_module,
                                     ROOTFS / "init", ROOTFS / "ffsetup",
-                                    ROOTFS / "banner"]), mounts)[:16]
+                                    ROOTFS / "banner"]), mounts,
+                      code_digest(Path(cpio.__file__)))[:16]
     out = cache / "initramfs" / f"{arts.dir.name}-{key}.cpio"
     if sealed(out):
         return out
-    out.parent.mkdir(parents=True, exist_ok=True)
-    mounts_file = out.with_suffix(".mounts")
-    mounts_file.write_text(mounts)
-    # gen_init_cpio (from the kernel's own usr/) makes device nodes without privileges.
-    spec = [
-        "dir /dev 0755 0 0", "nod /dev/console 0600 0 0 c 5 1", "nod /dev/null 0666 0 0 c 1 3",
-        "dir /bin 0755 0 0", "dir /proc 0755 0 0", "dir /sys 0755 0 0", "dir /tmp 1777 0 0",
-        "dir /mnt 0755 0 0", "dir /lib 0755 0 0", "dir /etc 0755 0 0",
-        "dir /ff 0755 0 0",
-        f"file /bin/busybox {bb} 0755 0 0",
-        "slink /bin/sh /bin/busybox 0777 0 0",
-        f"file /init {ROOTFS / 'init'} 0755 0 0",
-        f"file /bin/ffbanner {ROOTFS / 'banner'} 0755 0 0",
-        f"file /bin/ffsetup {ROOTFS / 'ffsetup'} 0755 0 0",
-        f"file /lib/ffprobe.ko {arts.probe} 0644 0 0",
-        f"file /lib/ffsplat.ko {arts.splat_module} 0644 0 0",
-        f"file /etc/foliofarm-mounts {mounts_file} 0644 0 0",
+    dirs = ["/dev", "/bin", "/proc", "/sys", "/tmp", "/mnt", "/lib", "/etc", "/ff"]
+    entries = [cpio.Entry("dir", d, 0o1777 if d == "/tmp" else 0o755) for d in dirs]
+    entries[1:1] = [cpio.Entry("nod", "/dev/console", 0o600, rdev=(5, 1)),
+                    cpio.Entry("nod", "/dev/null", 0o666, rdev=(1, 3))]
+    entries += [
+        cpio.file("/bin/busybox", bb, 0o755),
+        cpio.Entry("slink", "/bin/sh", 0o777, b"/bin/busybox"),
+        cpio.file("/init", ROOTFS / "init", 0o755),
+        cpio.file("/bin/ffbanner", ROOTFS / "banner", 0o755),
+        cpio.file("/bin/ffsetup", ROOTFS / "ffsetup", 0o755),
+        cpio.file("/lib/ffprobe.ko", arts.probe, 0o644),
+        cpio.file("/lib/ffsplat.ko", arts.splat_module, 0o644),
+        cpio.Entry("file", "/etc/foliofarm-mounts", 0o644, mounts.encode()),
     ]
-    spec += [f"file /ff/{p.name} {p} 0755 0 0" for p in sorted(progs.iterdir())]
-    spec_file = out.with_suffix(".list")
-    spec_file.write_text("\n".join(spec) + "\n")
-    proc = subprocess.run([str(arts.gen_init_cpio), str(spec_file)], capture_output=True,
-                          check=False)
-    if proc.returncode:
-        raise InfraError(f"gen_init_cpio failed: {proc.stderr.decode()}")
-    write_atomic(out, proc.stdout)
+    entries += [cpio.file(f"/ff/{p.name}", p, 0o755) for p in sorted(progs.iterdir())]
+    write_atomic(out, cpio.archive(entries))
     seal(out)
     return out
 

@@ -34,7 +34,7 @@ from foliofarm import hosttools, locks, matrix, sandbox
 from foliofarm.guest import images
 from foliofarm.intake.apt import DEBIAN_SUITES, PrivateApt
 from foliofarm.kernel.build import CROSS_COMPILE, toolchain_id
-from foliofarm.errors import InfraError
+from foliofarm.errors import InfraError, TimedOut
 from foliofarm.intake.source import KernelSource
 from foliofarm.paths import VMTESTS
 from foliofarm.util import (StagingDir, check_free_space, clean_stale_staging, code_digest, run, seal, sealed,
@@ -50,6 +50,8 @@ TREE_PARTS = ("tools/include", "tools/arch", "tools/scripts",
               "tools/testing/selftests/arm64/signal",
               "mm/*.h", "lib/*.h", "include/vdso")
 MM = "tools/testing/selftests/mm"
+# Each make of the selftests (the tree's own code, a series' too): a stage's wall clock.
+LIMITS = sandbox.Limits(seconds=3600)
 # What `make headers` reads for arm64: the uapi headers the selftests compile
 # against (the version header, the syscall tables, the install scripts).
 HEADER_INPUTS = ("Makefile", "scripts", "include/uapi", "arch/arm64/include/uapi",
@@ -138,8 +140,9 @@ def _build(cache: Path, src: KernelSource, root: Path, jobs: int,
         logf = tmp / "build.log"
         hdr, scratch, out = tmp / "headers", tmp / "src", tmp / "bin"
         env = {"ARCH": "arm64", "CROSS_COMPILE": CROSS_COMPILE, "LC_ALL": "C"}
-        run(sandbox.wrap(["make", "-C", str(src.tree), f"O={hdr}", f"-j{jobs}", "headers"],
-                         read=[src.tree], write=[hdr]), env=env, log=logf, what="make headers")
+        sandbox.run(["make", "-C", str(src.tree), f"O={hdr}", f"-j{jobs}", "headers"],
+                    read=[src.tree], write=[hdr], env=env, limits=LIMITS, log=logf,
+                    what="make headers")
         copy_parts(src.tree, scratch)
         out.mkdir()
         cflags = f"-isystem {root}/usr/include"
@@ -148,15 +151,17 @@ def _build(cache: Path, src: KernelSource, root: Path, jobs: int,
                 f"KHDR_INCLUDES=-isystem {hdr}/usr/include", f"EXTRA_CFLAGS={cflags}",
                 f"LDFLAGS={ldflags}"]
         try:
-            run(sandbox.wrap(make, read=[root, hdr], write=[scratch, out]), env=env, log=logf,
-                what="make -C tools/testing/selftests/mm")
+            sandbox.run(make, read=[root, hdr], write=[scratch, out], env=env, limits=LIMITS,
+                        log=logf, what="make -C tools/testing/selftests/mm")
+        except TimedOut:
+            raise
         except InfraError:
             pass    # -k: what did not build is listed below, the rest is used
         install_scripts(scratch / MM, out)
-        listed = run(sandbox.wrap([*make[:2], "-s", *make[2:], "--eval",
-                                   "foliofarm-list: ; @echo $(TEST_GEN_FILES)", "foliofarm-list"],
-                                  read=[root, hdr], write=[scratch, out]),
-                     env=env, what="listing the mm selftests").stdout.decode()
+        listed = sandbox.run([*make[:2], "-s", *make[2:], "--eval",
+                              "foliofarm-list: ; @echo $(TEST_GEN_FILES)", "foliofarm-list"],
+                             read=[root, hdr], write=[scratch, out], env=env, limits=LIMITS,
+                             what="listing the mm selftests").stdout.decode()
         expected = [Path(t).name for t in listed.split()]
         missing = {t: first_error(logf.read_text(errors="replace"), t)
                    for t in expected if not (out / t).is_file()}
@@ -205,10 +210,12 @@ def copy_parts(tree: Path, scratch: Path) -> None:
         for p in sorted(tree.glob(pattern)):
             dst = scratch / p.relative_to(tree)
             dst.parent.mkdir(parents=True, exist_ok=True)
-            if p.is_dir():
+            # a link is copied as a link (a series' link to a host file stays
+            # a dangling link in the sandbox, never that file's content)
+            if p.is_dir() and not p.is_symlink():
                 shutil.copytree(p, dst, symlinks=True)
             else:
-                shutil.copy2(p, dst)
+                shutil.copy2(p, dst, follow_symlinks=False)
 
 
 def install_scripts(mm: Path, out: Path) -> None:
@@ -216,7 +223,7 @@ def install_scripts(mm: Path, out: Path) -> None:
     scripts run_vmtests.sh and the ksft_* wrappers call, and the settings file."""
     for p in sorted(mm.iterdir()):
         if p.suffix == ".sh" or p.name == "settings":
-            shutil.copy2(p, out / p.name)
+            shutil.copy2(p, out / p.name, follow_symlinks=False)
 
 
 def first_error(log_text: str, test: str) -> str:

@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from foliofarm import hosttools, locks, matrix
 from foliofarm.guest import images, rootfs, vng
 from foliofarm.intake import apply, series, source
-from foliofarm.kernel.build import Builder, extra_fragment
+from foliofarm.kernel.build import Builder
+from foliofarm.kernel.kconfig import extra_fragment
 from foliofarm.errors import UsageError
 from foliofarm.guest.qemu import QEMU, Machine
 from foliofarm.paths import cache_dir

@@ -14,6 +14,8 @@ from foliofarm.intake import git
 from foliofarm.intake.series import Series
 from foliofarm.util import tmp_dir
 
+# checkpatch.pl on one patch may take this long (seconds are usual).
+SECONDS = 300
 CHECKPATCH_LINE = re.compile(r"^(?P<file>[^:]*):(?P<line>\d+): (?P<level>ERROR|WARNING|CHECK):"
                              r"(?P<type>[A-Z0-9_]+): (?P<msg>.*)$")
 
@@ -43,9 +45,14 @@ def run(tree: Path, ser: Series) -> list[dict[str, object]]:
             f.write_bytes(p.mbox())
             # the tree's own script: sandboxed, seeing the tree and the patch only
             argv = sandbox.wrap(["perl", str(script), "--terse", "--no-summary", "--show-types",
-                                 f"--root={tree}", str(f)], read=[tree, Path(tmp)], cwd=tree)
-            proc = subprocess.run(argv, capture_output=True, text=True, cwd=tree, env=git.env(),
-                                  check=False)
+                                 f"--root={tree}", str(f)], read=[tree, Path(tmp)], cwd=tree,
+                                env=git.env())
+            try:
+                proc = subprocess.run(argv, capture_output=True, text=True, cwd=tree, env=git.env(),
+                                      check=False, timeout=SECONDS)
+            except subprocess.TimeoutExpired:
+                raise InfraError(f"checkpatch.pl on patch {p.number} ({p.name}) was stopped at its "
+                                 f"limit of {SECONDS} s") from None
             res = parse(proc.stdout)
             if proc.returncode not in (0, 1) or (proc.returncode and not res["findings"]):
                 raise InfraError(f"checkpatch.pl failed on patch {p.number} ({p.name}): "

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from foliofarm import sandbox
-from foliofarm.errors import InfraError
+from foliofarm.errors import InfraError, TimedOut
 
 # The farm's commits (git am on a work branch, worktrees) carry this identity
 # and date: the same series applied twice makes the same commits.
@@ -22,6 +22,8 @@ IDENTITY = {
     "GIT_AUTHOR_DATE": "2000-01-01T00:00:00Z", "GIT_COMMITTER_DATE": "2000-01-01T00:00:00Z",
 }
 CLEAN = {"PATH": "/usr/bin:/bin", "HOME": "/nonexistent", "GIT_CONFIG_NOSYSTEM": "1", "LC_ALL": "C"}
+# A sandboxed git command (git am of a series' patch) may take this long.
+SANDBOXED_SECONDS = 600
 
 
 def env(kind: Literal["clean", "user"] = "clean") -> dict[str, str]:
@@ -38,12 +40,16 @@ def git(tree: Path | None, *args: str, check: bool = True, text: bool = True, st
         common = subprocess.run(["git", "-C", str(tree), "rev-parse", "--path-format=absolute",
                                  "--git-common-dir"], capture_output=True, text=True, check=False)
         write = [tree] + ([Path(common.stdout.strip())] if common.returncode == 0 else [])
-        argv = sandbox.wrap(argv, read=sandboxed, write=write)
+        argv = sandbox.wrap(argv, read=sandboxed, write=write, env=env(environment))
     try:
         proc = subprocess.run(argv, input=stdin, capture_output=True, text=text, env=env(environment),
-                              check=False)
+                              check=False, timeout=SANDBOXED_SECONDS if sandboxed is not None else None)
     except FileNotFoundError:
         raise InfraError(f"git is not installed ({what or args[0]}): install Debian's git") from None
+    except subprocess.TimeoutExpired:
+        # bwrap killed: with --die-with-parent everything it started goes with it
+        raise TimedOut(f"git {' '.join(args[:2])} in {tree} was stopped at its limit of "
+                       f"{SANDBOXED_SECONDS} s") from None
     if check and proc.returncode:
         err = proc.stderr if text else proc.stderr.decode(errors="replace")
         raise InfraError(f"git {' '.join(args)}" + (f" in {tree}" if tree else "")

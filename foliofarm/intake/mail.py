@@ -91,14 +91,24 @@ def diff_trouble(m: Mail) -> str:
     """"" if the patch part of ``m`` is a diff git can apply somewhere: it
     parses, names its files and its hunks are whole (`git apply --numstat
     --summary`, which reads the diff alone, no tree needed); else git's words."""
+    return numstat(m)[0]
+
+
+def numstat(m: Mail) -> tuple[str, list[str]]:
+    """(diff_trouble's words or "", the files the diff changes as binary: git
+    numstat's "-" counts, a `GIT binary patch` or a "Binary files ... differ")."""
     p = git.git(None, "apply", "--numstat", "--summary", "-", check=False, text=False,
                 what="reading a diff", stdin=m.patch)
     if p.returncode == 0 and p.stdout.strip():
-        return ""
+        binary = [ln.split("\t", 2)[2] for ln in p.stdout.decode(errors="replace").splitlines()
+                  if ln.startswith("-\t-\t")]
+        if not binary and re.search(rb"^(GIT binary patch|Binary files .* differ)$", m.patch, re.M):
+            binary = ["(a binary diff)"]
+        return "", binary
     said = [ln.removeprefix("error: ").removeprefix("fatal: ").strip()
             for ln in p.stderr.decode(errors="replace").splitlines() if ln.strip()]
     said = [re.sub(r"\s*\(allow with \"--allow-empty\"\)", "", s) for s in said]
-    return "; ".join(said[:3]) or "git apply found no change in it"
+    return "; ".join(said[:3]) or "git apply found no change in it", []
 
 
 def split(data: bytes, origin: str) -> list[bytes]:

@@ -15,6 +15,7 @@ Everything is read and validated before the tree is touched.
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 from dataclasses import dataclass, field
@@ -25,6 +26,10 @@ from foliofarm.intake import git, mail
 
 PATCH_SUFFIXES = (".patch", ".diff", ".mbox", ".mbx", ".eml", ".cover")
 MBOX_FROM = b"From foliofarm Mon Sep 17 00:00:00 2001\n"
+
+# A series may weigh this much in all (its messages as read): a mm series of
+# 50 patches is a few hundred kB; FOLIOFARM_MAX_SERIES_KB for a local run.
+MAX_SERIES_KB = int(os.environ.get("FOLIOFARM_MAX_SERIES_KB", 8192))
 
 # A diff in a headerless patch file: git's header, or a unified diff's ---/+++ pair.
 DIFF = re.compile(rb"^diff --git |^--- \S.*\n\+\+\+ \S", re.M)
@@ -92,18 +97,28 @@ def _with_headers(raw: bytes, name: str) -> bytes:
             f"{subject}\n---\n").encode() + raw
 
 
-def _patches(messages: list[tuple[str, bytes]], origin: str
+def _patches(messages: list[tuple[str, bytes]], origin: str, allow_binary: bool = False
              ) -> tuple[list[Patch], mail.Mail | None, str | None, list[str]]:
     """Patches from (name, raw message) pairs, as intake.mail reads a thread.
     Returns (patches, cover letter, base-commit, notes)."""
+    size = sum(len(raw) for _, raw in messages)
+    if size > MAX_SERIES_KB * 1024:
+        raise UsageError(f"{origin} is {size // 1024} kB, over the {MAX_SERIES_KB} kB a series may "
+                         "have (FOLIOFARM_MAX_SERIES_KB for a local run)")
     thread = mail.series_of([mail.read(raw, name) for name, raw in messages], origin)
     patches = []
     for k, m in enumerate(thread.patches, 1):
         # known now, with no tree: minutes before `git am` would say it
-        if trouble := mail.diff_trouble(m):
+        trouble, binary = mail.numstat(m)
+        if trouble:
             raise UsageError(f"patch {k}/{len(thread.patches)} {m.title or m.name!r} ({m.name}) "
                              f"in {origin} has no diff git can apply: {trouble}. Fix the patch "
                              "(re-export it with `git format-patch` or `b4 am`)")
+        if binary and not allow_binary:
+            raise UsageError(f"patch {k}/{len(thread.patches)} {m.title or m.name!r} ({m.name}) "
+                             f"in {origin} is a binary patch ({', '.join(binary[:3])}): binary "
+                             "patches are refused (a kernel series is text); --allow-binary takes "
+                             "them for a local run")
         files, new = m.files()
         patches.append(Patch(k, m.title or m.name, m.name, m.raw, files, new, m.message_id.strip("<> ")))
     return patches, thread.cover, thread.base_commit, thread.notes
@@ -123,16 +138,18 @@ def _named(raws: list[bytes], name: str) -> list[tuple[str, bytes]]:
     return [(f"{name} message {k}" if len(raws) > 1 else name, r) for k, r in enumerate(raws, 1)]
 
 
-def load(spec: str, tree: Path | None = None) -> Series:
-    """Read and validate a series; `tree` is the local kernel tree a range resolves in."""
+def load(spec: str, tree: Path | None = None, allow_binary: bool = False) -> Series:
+    """Read and validate a series; `tree` is the local kernel tree a range
+    resolves in. A binary patch is refused unless ``allow_binary``; so is a
+    series over MAX_SERIES_KB."""
     path = Path(spec).expanduser()
     if not path.exists() and ".." in spec:
-        return _load_range(spec, tree)
+        return _load_range(spec, tree, allow_binary)
     if path.is_dir():
         msgs = []
         for f in patch_files(path):
             msgs += _named(mail.split(_with_headers(_read(f), f.name), str(f)), f.name)
-        patches, cover, base, notes = _patches(msgs, str(path))
+        patches, cover, base, notes = _patches(msgs, str(path), allow_binary)
         return Series(spec, "directory", tuple(patches), base, _title(cover), notes=tuple(notes),
                       message_id=_anchor_id(cover, patches))
     if path.is_file():
@@ -150,7 +167,7 @@ def load(spec: str, tree: Path | None = None) -> Series:
             msgs += _named(mail.split(_read(cover_file), str(cover_file)), cover_file.name)
         msgs += [(f"message {k}" if len(raws) > 1 else path.name, r)
                  for raws in [mail.split(data, str(path))] for k, r in enumerate(raws, 1)]
-        patches, cover, base, notes = _patches(msgs, str(path))
+        patches, cover, base, notes = _patches(msgs, str(path), allow_binary)
         return Series(spec, "mbox", tuple(patches), base, _title(cover), notes=tuple(notes),
                       message_id=_anchor_id(cover, patches))
     raise UsageError(f"series {spec!r} is not a file, a directory or a git range BASE..TIP")
@@ -183,7 +200,7 @@ def patch_files(path: Path) -> list[Path]:
     return patches
 
 
-def _load_range(spec: str, tree: Path | None) -> Series:
+def _load_range(spec: str, tree: Path | None, allow_binary: bool) -> Series:
     if tree is None or not (tree / ".git").exists():
         raise UsageError(f"series {spec!r} looks like a git range: it needs --kernel PATH, the git "
                          "kernel tree it resolves in")
@@ -208,5 +225,5 @@ def _load_range(spec: str, tree: Path | None) -> Series:
     if mbox.returncode:
         raise InfraError(f"git format-patch {spec} in {tree}: {mbox.stderr.decode().strip()}")
     raws = mail.split(mbox.stdout, spec)
-    patches, _, _, _ = _patches([(c[:12], r) for c, r in zip(commits, raws)], spec)
+    patches, _, _, _ = _patches([(c[:12], r) for c, r in zip(commits, raws)], spec, allow_binary)
     return Series(spec, "range", tuple(patches), base_rev=revs[base])

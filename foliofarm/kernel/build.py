@@ -6,6 +6,10 @@ Two caches, two keys:
 - artifacts keyed by (tree content, config, toolchain), published atomically with
   a complete marker: a warm run with nothing changed does not run make at all,
   and a killed build leaves nothing that a later run trusts.
+
+A series' side builds in a copy of the base's build directory of its own,
+with ccache read-only, and what it made is copied out without following links
+(kernel/untrusted.py); the host never runs anything a build made.
 """
 
 from __future__ import annotations
@@ -22,19 +26,24 @@ from pathlib import Path
 from typing import Callable
 
 from foliofarm import hosttools, locks, matrix, sandbox
-from foliofarm.kernel import kconfig
+from foliofarm.kernel import kconfig, untrusted
 from foliofarm.kernel.modules import MODULE_STAMP, MODULES, module_inputs
-from foliofarm.errors import BuildError, InfraError, UsageError
+from foliofarm.errors import BuildError, InfraError, TimedOut
 from foliofarm.paths import KERNEL_CONFIGS, VMTESTS
 from foliofarm.intake.source import KernelSource
-from foliofarm.util import (StagingDir, check_free_space, clean_stale_staging, file_digest, is_enospc,
-                            run, sha256_files, sha256_text, write_atomic, write_json)
+from foliofarm.util import (StagingDir, check_free_space, clean_stale_staging, copy_regular, file_digest,
+                            is_enospc, run, sha256_files, sha256_text, write_json)
 
 CROSS_COMPILE = "aarch64-linux-gnu-"
 # The guest's kernel modules: the page-table probe every boot loads, and the
 # splat trigger that only the console recordings load.
 PROBE_SOURCES = ("ffprobe.c", "ffprobe.h", "ffsplat_trigger.c", "ffsplat_noasan.c", "Kbuild")
-ARTIFACT_FILES = ("Image", "config", "System.map", "ffprobe.ko", "ffsplat.ko", "gen_init_cpio")
+ARTIFACT_FILES = ("Image", "config", "System.map", "ffprobe.ko", "ffsplat.ko")
+# Where each artifact comes from in a build directory, and the most it may weigh.
+ARTIFACT_SOURCES = {"Image": ("arch/arm64/boot/Image", 256), "config": (".config", 4),
+                    "System.map": ("System.map", 64), "ffprobe.ko": ("ffprobe/ffprobe.ko", 64),
+                    "ffsplat.ko": ("ffprobe/ffsplat.ko", 64)}
+
 
 
 @dataclass(frozen=True)
@@ -57,10 +66,6 @@ class Artifacts:
     def splat_module(self) -> Path:
         return self.dir / "ffsplat.ko"
 
-    @property
-    def gen_init_cpio(self) -> Path:
-        return self.dir / "gen_init_cpio"
-
     def meta(self) -> dict:
         return json.loads((self.dir / "build.json").read_text())
 
@@ -80,34 +85,24 @@ def jobs_default() -> int:
     return int(os.environ.get("FOLIOFARM_JOBS", os.cpu_count() or 2))
 
 
-EXTRA_ITEM = re.compile(r"^CONFIG_[A-Za-z0-9_]+=(?:y|m|n|-?\d+|0x[0-9a-fA-F]+|\"[^\"]*\")$")
-
-
-def extra_fragment(cache: Path, items: list[str]) -> Path | None:
-    """`-K CONFIG_FOO=y` items as a fragment of their own (in the cache, named by
-    its content), merged after the others and verified like them."""
-    if not items:
-        return None
-    bad = [i for i in items if not EXTRA_ITEM.match(i)]
-    if bad:
-        raise UsageError(f"-K {bad[0]!r}: write it CONFIG_NAME=VALUE (y, m, n, a number or a "
-                         "quoted string)")
-    text = "# -K on the command line\n" + "".join(f"{i}\n" for i in items)
-    f = cache / "fragments" / f"extra-{sha256_text(text)[:16]}.config"
-    if not f.is_file():
-        f.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(f, text)
-    return f
+def build_seconds_default() -> float:
+    """A build's wall-clock limit: a cold build takes ~8 min on 2 cores alone,
+    ~25 min beside two others and their guests."""
+    return float(os.environ.get("FOLIOFARM_BUILD_TIMEOUT", 3 * 3600))
 
 
 class Builder:
     def __init__(self, cache: Path, log: Callable[[str], None] = lambda s: None,
-                 jobs: int | None = None, extra: Path | None = None) -> None:
+                 jobs: int | None = None, extra: Path | None = None,
+                 seconds: float | None = None) -> None:
         self.cache = cache
         self.log = log
         self.toolchain = toolchain_id()
         self.jobs = jobs or jobs_default()
         self.extra = extra          # the -K fragment, if any
+        # each make's limits (sandbox.Limits): the wall clock of one build stage
+        self.limits = sandbox.Limits(seconds=seconds or build_seconds_default())
+        self.copied: dict[Path, int] = {}    # the series' build directories of this run, and their size
         # kconfig.inputs_digest by (tree, state) of a git tree: the page sizes
         # building at once walk the same tree once, not once each
         self._inputs: dict[tuple[str, str], str] = {}
@@ -138,18 +133,26 @@ class Builder:
         except (OSError, ValueError, AttributeError):
             return False
 
-    def build_dir(self, source: KernelSource, page: matrix.PageSize, variant: str) -> Path:
-        """Where make builds this: keyed by where the tree is, not what it
-        holds, so a series applied to it rebuilds incrementally there."""
+    def base_build_dir(self, source: KernelSource, page: matrix.PageSize, variant: str) -> Path:
+        """The base's build directory: keyed by where the tree is, not what it
+        holds, so a change of the tree rebuilds incrementally there."""
         config_key = sha256_files(self.fragments(page, variant))[:16]
         tc_key = sha256_text(self.toolchain)[:8]
         return (self.cache / "build" /
                 f"{source.xy}-{page.name}-{variant}-{sha256_text(str(source.tree))[:8]}-{config_key}-{tc_key}")
 
+    def build_dir(self, source: KernelSource, page: matrix.PageSize, variant: str) -> Path:
+        """Where make builds this: the base's own build directory, or for a
+        series (a tagged source) this run's copy of it."""
+        base = self.base_build_dir(source, page, variant)
+        if not source.tag:
+            return base
+        return self.cache / "build" / "series" / f"{base.name}-{source.tag}-{os.getpid()}"
+
     def is_warm(self, source: KernelSource, page: matrix.PageSize, variant: str = "default") -> bool:
         """True if building this runs at most an incremental make: its
-        artifacts are there, or its build directory holds a finished build."""
-        bdir = self.build_dir(source, page, variant)
+        artifacts are there, or its (base's) build directory holds a finished build."""
+        bdir = self.base_build_dir(source, page, variant)
         return self.is_cached(source, page, variant) or (
             (bdir / ".config").is_file() and (bdir / "arch/arm64/boot/Image").is_file())
 
@@ -158,7 +161,9 @@ class Builder:
         art_dir = self.artifact_dir(source, page, variant)
         return art_dir is not None and self._complete(art_dir)
 
-    def make_env(self) -> dict[str, str]:
+    def make_env(self, trusted: bool = True) -> dict[str, str]:
+        """The whole environment of a make (sandbox.environment adds PATH and
+        the like); an untrusted build reads ccache and never writes it."""
         env = {
             "ARCH": "arm64",
             "CROSS_COMPILE": CROSS_COMPILE,
@@ -175,6 +180,9 @@ class Builder:
             "KBUILD_BUILD_TIMESTAMP": "2000-01-01",
             "LC_ALL": "C",
         }
+        if not trusted:
+            env.update(CCACHE_READONLY="1", CCACHE_TEMPDIR="/tmp" if sandbox.enabled() else
+                       str(self.cache / "ccache-tmp"))
         return env
 
     def make_argv(self, source: KernelSource, bdir: Path, *targets: str) -> list[str]:
@@ -182,12 +190,20 @@ class Builder:
         return ["make", "-C", str(source.tree), f"O={bdir}", f"-j{self.jobs}", f"CC={cc}",
                 *targets]
 
-    def sandboxed(self, source: KernelSource, bdir: Path, argv: list[str], cwd: Path | None = None,
-                  frags: list[Path] = ()) -> list[str]:
+    def sandboxed(self, source: KernelSource, bdir: Path, argv: list[str], env: dict[str, str],
+                  logf: Path, what: str, cwd: Path | None = None, frags: list[Path] = ()) -> None:
         """The tree's own code (make, merge_config.sh) sees the tree and the
-        fragments read-only and writes only its build directory and ccache."""
-        return sandbox.wrap(argv, read=[source.tree, KERNEL_CONFIGS, *frags],
-                            write=[bdir, self.cache / "ccache"], cwd=cwd)
+        fragments read-only and writes only its build directory, and ccache
+        when it builds the base; with a cleared environment and the limits."""
+        ccache = self.cache / "ccache"
+        trusted = not source.tag
+        if not trusted and not sandbox.enabled():
+            (self.cache / "ccache-tmp").mkdir(parents=True, exist_ok=True)
+        ccache.mkdir(parents=True, exist_ok=True)
+        sandbox.run(argv, read=[source.tree, KERNEL_CONFIGS, *frags, *([] if trusted else [ccache])],
+                    write=[bdir, *([ccache] if trusted else [])], cwd=cwd, env=env,
+                    limits=self.limits, log=logf, what=what,
+                    watch=None if trusted else untrusted.DiskWatch(bdir, self.copied.get(bdir, 0)))
 
     def build(self, source: KernelSource, page: matrix.PageSize, variant: str = "default"
               ) -> Artifacts:
@@ -212,17 +228,33 @@ class Builder:
 
         bdir = self.build_dir(source, page, variant)
         check_free_space(bdir.parent, 3, f"building {source.label} {page.name}")
+        if source.tag:
+            self._series_copy(source, page, variant, bdir)
         with locks.build_dir(self.cache, bdir, log=self.log):
             if art_dir is not None and self._complete(art_dir):
                 return Artifacts(art_dir, source, page, variant, built=False)  # built while we waited
             return self._make_in(source, page, variant, frags, bdir, art_dir)
+
+    def _series_copy(self, source: KernelSource, page: matrix.PageSize, variant: str,
+                     bdir: Path) -> None:
+        """This run's copy of the base's build directory for a series (made
+        once per run: --each-commit's builds share it)."""
+        if bdir not in self.copied:
+            self.copied[bdir] = untrusted.copy_build_dir(
+                self.cache, self.base_build_dir(source, page, variant), bdir, self.log)
+
+    def close(self) -> None:
+        """Remove this run's series build directories (their artifacts are kept)."""
+        for d in self.copied:
+            shutil.rmtree(d, ignore_errors=True)
+        self.copied.clear()
 
     def _make_in(self, source: KernelSource, page: matrix.PageSize, variant: str, frags: list[Path],
                  bdir: Path, art_dir: Path | None) -> Artifacts:
         bdir.mkdir(parents=True, exist_ok=True)
         logf = bdir / "foliofarm-build.log"
         logf.write_text("")
-        env = self.make_env()
+        env = self.make_env(trusted=not source.tag)
         reproduce = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items()
                              if k in ("ARCH", "CROSS_COMPILE")) + " " + shlex.join(
             self.make_argv(source, bdir, "Image", "modules"))
@@ -257,13 +289,10 @@ class Builder:
             art_dir = self.cache / "artifacts" / (f"{source.label}-{page.name}-{variant}-"
                                   f"{sha256_files([bdir / 'arch/arm64/boot/Image'])[:16]}")
         with StagingDir(art_dir) as tmp:
-            shutil.copy2(bdir / "arch/arm64/boot/Image", tmp / "Image")
-            shutil.copy2(bdir / ".config", tmp / "config")
-            shutil.copy2(bdir / "System.map", tmp / "System.map")
-            shutil.copy2(bdir / "ffprobe" / "ffprobe.ko", tmp / "ffprobe.ko")
-            shutil.copy2(bdir / "ffprobe" / "ffsplat.ko", tmp / "ffsplat.ko")
-            shutil.copy2(bdir / "usr" / "gen_init_cpio", tmp / "gen_init_cpio")
-            shutil.copy2(logf, tmp / "build.log")
+            # what a build made is not trusted: no link followed, regular files of a sane size
+            for name, (inside, max_mb) in ARTIFACT_SOURCES.items():
+                copy_regular(bdir / inside, tmp / name, max_mb << 20, what=f"the build's {inside}")
+            copy_regular(logf, tmp / "build.log", 256 << 20, what="the build log")
             meta["sha256"] = {f: file_digest(tmp / f) for f in ARTIFACT_FILES}
             write_json(tmp / "build.json", meta)
         return Artifacts(art_dir, source, page, variant, built=True)
@@ -271,7 +300,7 @@ class Builder:
     def _configure(self, source: KernelSource, bdir: Path, frags: list[Path],
                    env: dict[str, str], logf: Path) -> kconfig.Verification:
         reqs = [r for f in frags for r in kconfig.parse_fragment(f)]
-        old = (bdir / ".config").read_text() if (bdir / ".config").exists() else None
+        old = untrusted.config_text(bdir / ".config") if (bdir / ".config").exists() else None
         # The same fragments over the same Kconfig files give the same .config:
         # then the three configuration steps (seconds each) are skipped.
         stamp = bdir / "foliofarm-kconfig.key"
@@ -284,11 +313,14 @@ class Builder:
         tmp.mkdir(exist_ok=True)
         self._make(source, tmp, env, logf, "allnoconfig", jobs_=1)
         # merge_config.sh only merges (-m); olddefconfig then resolves dependencies.
-        run(self.sandboxed(source, bdir, [str(source.tree / "scripts/kconfig/merge_config.sh"), "-m",
-                                          "-O", str(tmp), str(tmp / ".config"), *map(str, frags)],
-                           cwd=tmp, frags=frags), env=env, log=logf, what="merge_config.sh")
+        try:
+            self.sandboxed(source, tmp, [str(source.tree / "scripts/kconfig/merge_config.sh"), "-m",
+                                         "-O", str(tmp), str(tmp / ".config"), *map(str, frags)],
+                           env, logf, "merge_config.sh", cwd=tmp, frags=frags)
+        except TimedOut as exc:
+            raise BuildError(f"{source.label}: {exc}") from None
         self._make(source, tmp, env, logf, "olddefconfig", jobs_=1)
-        new = (tmp / ".config").read_text()
+        new = untrusted.config_text(tmp / ".config")
         verification = kconfig.verify(new, reqs, source.tree)
         if new != old:  # leave .config untouched when equal: make then rebuilds nothing
             (bdir / ".config").write_text(new)
@@ -311,7 +343,11 @@ class Builder:
         if jobs_ is not None:
             argv[4] = f"-j{jobs_}"
         try:
-            run(self.sandboxed(source, bdir, argv), env=env, log=logf, what=f"make {' '.join(targets)}")
+            self.sandboxed(source, bdir, argv, env, logf, f"make {' '.join(targets)}")
+        except TimedOut as exc:
+            raise BuildError(f"{source.label}: the build was stopped at a limit (a build stage "
+                             f"may take {self.limits.seconds:g} s: --build-timeout or "
+                             f"FOLIOFARM_BUILD_TIMEOUT)\n{exc}") from None
         except InfraError as exc:
             msg = f"{source.label}: make {' '.join(targets)} failed in {bdir}\n"
             stopped = sandbox.stopped_lines(logf.read_text(errors="replace") if logf.exists() else "")

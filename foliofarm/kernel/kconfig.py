@@ -10,7 +10,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from foliofarm.errors import ConfigError
+from foliofarm.errors import ConfigError, UsageError
+from foliofarm.util import sha256_text, write_atomic
 
 SET_RE = re.compile(r"^(CONFIG_\w+)=(.*)$")
 UNSET_RE = re.compile(r"^# (CONFIG_\w+) is not set$")
@@ -125,3 +126,28 @@ def verify(final_config: str, reqs: list[Requirement], tree: Path) -> Verificati
     if dropped:
         raise ConfigError("Kconfig dropped requested symbols:\n  " + "\n  ".join(dropped))
     return Verification(absent_optional=absent)
+
+
+EXTRA_ITEM = re.compile(r"^CONFIG_[A-Za-z0-9_]+=(?:y|m|n|-?\d+|0x[0-9a-fA-F]+|\"[^\"]*\")$")
+
+
+def check_extra(items: list[str]) -> None:
+    """-K items are CONFIG_NAME=VALUE, or a UsageError says how to write them."""
+    bad = [i for i in items if not EXTRA_ITEM.match(i)]
+    if bad:
+        raise UsageError(f"-K {bad[0]!r}: write it CONFIG_NAME=VALUE (y, m, n, a number or a "
+                         "quoted string)")
+
+
+def extra_fragment(cache: Path, items: list[str]) -> Path | None:
+    """`-K CONFIG_FOO=y` items as a fragment of their own (in the cache, named by
+    its content), merged after the others and verified like them."""
+    if not items:
+        return None
+    check_extra(items)
+    text = "# -K on the command line\n" + "".join(f"{i}\n" for i in items)
+    f = cache / "fragments" / f"extra-{sha256_text(text)[:16]}.config"
+    if not f.is_file():
+        f.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(f, text)
+    return f

@@ -1,0 +1,80 @@
+"""What a series' build (someone else's code) gets, and what it may not do:
+a build directory of its own, copied from the base's, and a cap on the disk
+it writes there.
+
+The copy: `cp -a --reflink=auto` of the base's build directory, which keeps
+make's timestamps (only what the series touched recompiles) and shares the
+blocks on a file system with reflinks (XFS, btrfs); elsewhere it is a real
+copy (measured on ext4: see the README, "Running it on a public list"). It is
+kept for the run (--each-commit's builds share it) and removed after it, or by
+the next run if this one was killed."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from pathlib import Path
+from typing import Callable
+
+from foliofarm import locks
+from foliofarm.util import pid_alive, read_regular, run, tree_size
+
+# A series' build may add this much to its copy of the base's build directory.
+SERIES_DISK_MB = int(os.environ.get("FOLIOFARM_SERIES_DISK_MB", "4096"))
+
+
+def copy_build_dir(cache: Path, base: Path, bdir: Path, log: Callable[[str], None]) -> int:
+    """``bdir`` made anew as a copy of ``base`` (empty if the base has none);
+    returns its size in bytes. Copies of killed runs are removed first."""
+    clean_series_copies(cache)
+    shutil.rmtree(bdir, ignore_errors=True)
+    bdir.parent.mkdir(parents=True, exist_ok=True)
+    t0 = time.monotonic()
+    with locks.build_dir(cache, base, log=log):    # not while the base builds there
+        if base.is_dir():
+            run(["cp", "-a", "--reflink=auto", f"{base}/.", str(bdir)],
+                what="copying the base's build directory for the series")
+        else:
+            bdir.mkdir()
+    size = tree_size(bdir)
+    log(f"{bdir.name}: the series builds in a copy of the base's build directory "
+        f"({size >> 20} MB, {time.monotonic() - t0:.1f} s)")
+    return size
+
+
+def clean_series_copies(cache: Path) -> None:
+    """Remove the series' build directories of runs that are gone (killed)."""
+    parent = cache / "build" / "series"
+    if parent.is_dir():
+        for d in parent.iterdir():
+            if not pid_alive(d.name.rsplit("-", 1)[-1]):
+                shutil.rmtree(d, ignore_errors=True)
+
+
+
+class DiskWatch:
+    """A series' build may add SERIES_DISK_MB to its build directory, and may
+    not bring the disk under a gigabyte free: asked by util.run every few
+    seconds, it walks the directory at most every ``every`` seconds."""
+
+    def __init__(self, bdir: Path, start: int, every: float = 15) -> None:
+        self.bdir, self.start, self.every = bdir, start, every
+        self.last = time.monotonic()
+
+    def __call__(self) -> str:
+        if shutil.disk_usage(self.bdir).free < 1 << 30:
+            return "less than 1 GB left free on the cache's disk"
+        if time.monotonic() - self.last < self.every:
+            return ""
+        self.last = time.monotonic()
+        grown = tree_size(self.bdir) - self.start
+        if grown > SERIES_DISK_MB << 20:
+            return (f"its limit of {SERIES_DISK_MB} MB of disk for a series' build "
+                    f"({grown >> 20} MB written; FOLIOFARM_SERIES_DISK_MB)")
+        return ""
+
+
+def config_text(path: Path) -> str:
+    """A .config a build wrote, read as text without following a link."""
+    return read_regular(path, 16 << 20, what="the build's .config").decode(errors="replace")
