@@ -112,7 +112,7 @@ def test_a_2000_patch_series_is_refused_without_a_storm():
                              n=n, total=2000, positioned=True, files=("mm/filemap.c",), part=True)
              for n in range(1, 2001)]
     v = threads.group([cover, *parts])[threads.key_of(cover)]
-    assert assess(v, CFG, NOW, NOW - 3600, NOW - 3600) == ("refused", "2000 patches, over the 100 the watcher takes")
+    assert assess(v, CFG, NOW, NOW - 3600, NOW - 3600) == ("refused", "2000 patches, over the 50 the watcher takes")
 
 
 # -- the state
@@ -257,7 +257,9 @@ def test_the_reply_threads_under_the_cover_and_goes_to_the_author_and_the_list(t
     txt = ("foliofarm: 7.3 vs 7.3+series\nVerdicts: 12 pass\n\nReproduce:\n  $ foliofarm run "
            "--series /home/farm/x\n")
     body = reply.judged_body(txt, 2, 1, cover, CFG.run.argv() + ["--cells", "4k-ext4"])
-    msg = reply.compose(cover, "abc", body, CFG)
+    followed = CFG.model_copy(deep=True)
+    followed.interest.lists = [LIST]                           # cc = "lists", the default
+    msg = reply.compose(cover, "abc", body, followed)
     assert msg["Subject"] == "Re: [PATCH v2 0/1] mm/filemap: one helper for the mmap_miss decrement"
     assert msg["In-Reply-To"] == "<v2.0@example.org>"
     assert msg["References"] == "<v1.0@example.org> <v2.0@example.org>"
@@ -271,9 +273,7 @@ def test_the_reply_threads_under_the_cover_and_goes_to_the_author_and_the_list(t
     reply.to_outbox(box, msg)
     reply.to_outbox(box, msg)                                  # the same reply: written once
     assert len(mailbox.Maildir(box)) == 1 and reply.in_outbox(box, "foliofarm-abc@foliofarm.localhost")
-    lists_only = CFG.model_copy(deep=True)
-    lists_only.reply.cc = "lists"
-    assert reply.recipients(cover, lists_only) == ("A. Developer <dev@example.org>", [])
+    assert reply.recipients(cover, CFG) == ('"A. Developer" <dev@example.org>', [])   # no list followed
 
 
 def test_the_status_page_lists_each_series_with_its_verdicts_and_links(tmp_path):

@@ -54,19 +54,27 @@ class RunPart(_Strict):
 class SeriesPart(_Strict):
     settle_minutes: float = Field(default=5, ge=0)
     incomplete_hours: float = Field(default=2, ge=0)
-    max_patches: int = Field(default=100, ge=1)
-    max_message_kb: int = Field(default=4096, ge=1)
+    max_patches: int = Field(default=50, ge=1)
+    max_message_kb: int = Field(default=1024, ge=1)
+    max_series_kb: int = Field(default=4096, ge=1)
     backlog_days: float = Field(default=2, ge=0)
     attempts: int = Field(default=3, ge=1)
+    # one series' whole run (its process group killed after), and each build in it
+    run_minutes: float = Field(default=120, gt=0)
+    build_minutes: float = Field(default=60, gt=0)
 
 
 class ReplyPart(_Strict):
     from_: str = Field(default="foliofarm <foliofarm@localhost>", alias="from")
     domain: str = "foliofarm.localhost"
-    cc: Literal["all", "lists", "none"] = "all"
+    cc: Literal["all", "lists", "none"] = "lists"
+    max_recipients: int = Field(default=10, ge=1)
     on_not_applied: bool = True
     on_not_built: bool = True
     per_hour: int = Field(default=20, ge=1)
+    recipients_per_hour: int = Field(default=100, ge=1)
+    # a reply whose sending failed is tried this many times in all
+    attempts: int = Field(default=3, ge=1)
 
 
 class SmtpPart(_Strict):
@@ -74,6 +82,9 @@ class SmtpPart(_Strict):
     port: int = Field(default=587, ge=1, le=65535)
     starttls: bool = True
     interval_seconds: float = Field(default=10, ge=0)
+    # "user" and "password" lines; relative to $CREDENTIALS_DIRECTORY (systemd's
+    # LoadCredential=) when that is set; empty: no login
+    login_file: str = ""
 
 
 class WatchConfig(_Strict):

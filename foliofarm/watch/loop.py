@@ -77,6 +77,11 @@ class Watcher:
                 # a full disk, a lost lock, git failing: the pass is retried, the service stays
                 pause = min(pause * 2, MAX_PAUSE)
                 self.say(f"pass failed ({exc}); trying again in {pause:.0f}s")
+            except Exception as exc:      # noqa: BLE001: a fault of the pass, not of one series
+                if self.o.once:
+                    raise
+                pause = min(pause * 2, MAX_PAUSE)
+                self.say(f"pass failed ({type(exc).__name__}: {exc}); trying again in {pause:.0f}s")
             if self.o.once:
                 return 0
             time.sleep(pause)
@@ -86,11 +91,23 @@ class Watcher:
         self.sort(touched, time.time())
         self.write_status()
         for row in self.state.rows("queued"):
-            self.test(row)
+            self.guarded(self.test, row, "testing it")
             self.write_status()
         for row in self.state.rows("tested"):
-            self.answer(row)
+            self.guarded(self.answer, row, "answering it")
         self.write_status()
+
+    def guarded(self, step, row: Row, doing: str) -> None:
+        """One series' step; whatever goes wrong in it is that series' failure
+        (recorded with the reason), and the watcher goes on with the next."""
+        try:
+            step(row)
+        except sqlite3.Error:
+            raise                               # the state itself: the pass is retried
+        except Exception as exc:               # noqa: BLE001: one series, one bad mail
+            why = f"{doing} failed: {type(exc).__name__}: {exc}"[:500]
+            self.say(f"{row.subject[:80]!r}: {why}")
+            self.state.move(row.key, "failed", why, pid=None)
 
     def write_status(self) -> None:
         status.write(self.state, self.o.state_dir, self.o.where)
@@ -120,35 +137,54 @@ class Watcher:
         """Each touched or waiting series to its state (state.py lists them)."""
         keys = touched | {r.key for r in self.state.rows(*WAITING)}
         for key in sorted(keys):
-            v = threads.group(self.state.messages(key)).get(key)
-            if v is None:
-                continue
-            row = self.state.get(key)
-            first, last = self.state.seen(key)
-            a = v.anchor
-            if row is None:
-                row = Row(key, a.msgid, a.root, a.title, a.subject, a.author, v.version, v.total,
-                          first, last, v.last_arrival, "waiting")
-            elif row.state not in WAITING:
-                continue
-            row.anchor, row.subject, row.author, row.last_seen = a.msgid, a.subject, a.author, last
-            new, why = assess(v, self.cfg, now, first, last)
-            if row.state != new or row.reason != why:
-                self.say(f"{a.subject!r}: {new}{' (' + why + ')' if why else ''}")
-            row.state, row.reason = new, why
-            self.state.put(row)
+            try:
+                self.sort_one(key, now)
+            except sqlite3.Error:
+                raise
+            except Exception as exc:       # noqa: BLE001: one series' messages, not the pass
+                why = f"sorting it failed: {type(exc).__name__}: {exc}"[:500]
+                self.say(f"series {key}: {why}")
+                if self.state.get(key) is not None:
+                    self.state.move(key, "failed", why)
         self.supersede()
 
+    def sort_one(self, key: str, now: float) -> None:
+        """One touched or waiting series to its state."""
+        v = threads.group(self.state.messages(key)).get(key)
+        if v is None:
+            return
+        row = self.state.get(key)
+        first, last = self.state.seen(key)
+        a = v.anchor
+        if row is None:
+            row = Row(key, a.msgid, a.root, a.title, a.subject, a.author, v.version, v.total,
+                      first, last, v.last_arrival, "waiting")
+        elif row.state not in WAITING:
+            return
+        row.anchor, row.subject, row.author, row.last_seen = a.msgid, a.subject, a.author, last
+        new, why = assess(v, self.cfg, now, first, last)
+        if v.foreign and new != "refused":
+            why += (f"; {len(v.foreign)} message(s) from other senders left out"
+                    if why else f"{len(v.foreign)} message(s) from other senders left out")
+        if row.state != new or row.reason != why:
+            self.say(f"{a.subject!r}: {new}{' (' + why + ')' if why else ''}")
+        row.state, row.reason = new, why
+        self.state.put(row)
+
     def supersede(self) -> None:
-        """A series not yet tested gives way to a newer version of itself (same
-        thread, or same author and title)."""
+        """A series not yet tested gives way to a newer version of itself: a
+        complete one (queued or further on), from the same sender, in the same
+        thread or under the same title. An incomplete or a stranger's "v99"
+        changes nothing."""
         rows = self.state.rows()
-        live = [r for r in rows if r.state not in ("ignored", "refused", "old")]
+        live = [r for r in rows if r.state not in ("ignored", "refused", "old", "waiting", "incomplete")]
         for r in rows:
             if r.state not in WAITING:
                 continue
-            newer = [n for n in live if n.version > r.version and n.key != r.key
-                     and (n.root == r.root or (n.author == r.author and n.title == r.title))]
+            me = threads.address_of(r.author)
+            newer = [n for n in live if n.version > r.version and n.key != r.key and me
+                     and threads.address_of(n.author) == me
+                     and (n.root == r.root or n.title == r.title)]
             if newer:
                 self.state.move(r.key, "superseded", f"v{max(n.version for n in newer)} arrived")
 
@@ -160,18 +196,26 @@ class Watcher:
         folder = self.o.state_dir / "runs" / row.key
         patches = self.patch_folder(row, folder / series_name(row))
         self.say(f"testing {row.subject!r} (v{row.version}, attempt {attempt}) in {folder}")
-        out = tester.run(patches, folder, self.cfg.run.argv(), folder / f"attempt-{attempt}.log",
-                         lambda pid: self.state.move(row.key, "testing", None, pid=pid))
+        out = tester.run(patches, folder, self.cfg.run.argv() + self.limits(),
+                         folder / f"attempt-{attempt}.log",
+                         lambda pid: self.state.move(row.key, "testing", None, pid=pid),
+                         seconds=self.cfg.series.run_minutes * 60)
         self.say(f"{row.subject!r}: {out.kind} (exit {out.rc}) {json.dumps(out.pages)}")
         fields = dict(pid=None, outcome=out.kind, run_dir=str(out.run_dir) if out.run_dir else None,
                       verdicts=json.dumps(out.pages) if out.pages else None)
-        if out.kind != tester.INFRA:
+        if out.kind == tester.TIMED_OUT:
+            self.state.move(row.key, "failed", out.said, **fields)
+        elif out.kind != tester.INFRA:
             self.state.move(row.key, "tested", out.said.splitlines()[0] if out.said else "", **fields)
         elif attempt < self.cfg.series.attempts:
             self.state.move(row.key, "queued", f"attempt {attempt} failed: {_first(out.said)}", **fields)
         else:
             self.state.move(row.key, "failed", f"{attempt} attempts failed; last: {_first(out.said)}",
                             **fields)
+
+    def limits(self) -> list[str]:
+        """The run options that bound one series' run."""
+        return ["--build-timeout", f"{self.cfg.series.build_minutes * 60:g}"]
 
     def patch_folder(self, row: Row, folder: Path) -> Path:
         """The series as a folder of messages, cover first (intake reads it as a thread)."""
@@ -189,23 +233,39 @@ class Watcher:
         if not wanted:
             self.state.move(row.key, "quiet", f"{row.outcome}: no reply configured")
             return
-        if self.state.replies_since(time.time() - 3600) >= self.cfg.reply.per_hour:
-            self.state.move(row.key, "tested", f"reply held: {self.cfg.reply.per_hour} replies "
-                                               "in the last hour already")
-            return
         msg = self.compose(row)
+        to = reply.addressed(msg)
+        sent, reached = self.state.replies_since(time.time() - 3600)
+        r = self.cfg.reply
+        if sent >= r.per_hour or reached + len(to) > r.recipients_per_hour:
+            self.state.move(row.key, "tested", f"reply held: {sent} replies to {reached} "
+                            f"addresses in the last hour (at most {r.per_hour} and "
+                            f"{r.recipients_per_hour})")
+            return
         reply.to_outbox(self.o.outbox, msg)
         rid = reply.reply_id(row.key, self.cfg)
         if self.sender:
-            self.state.move(row.key, "sending", None, reply_id=rid)
+            # from here the reply counts as sent unless the server refused it
+            self.state.move(row.key, "sending", None, reply_id=rid, recipients=len(to),
+                            replied_at=time.time())
             try:
                 self.sender.send(msg)
-            except InfraError as exc:
-                self.state.move(row.key, "tested", f"not sent yet: {exc}")
+            except reply.SendUnknown as exc:
+                self.state.move(row.key, "sending", str(exc))
                 self.say(str(exc))
                 return
-        self.state.move(row.key, "replied", row.reason, reply_id=rid, replied_at=time.time())
-        self.say(f"replied to {row.subject!r} as <{rid}>" + ("" if self.sender else f" (in {self.o.outbox})"))
+            except InfraError as exc:
+                sends = row.sends + 1
+                gone = sends >= r.attempts
+                self.state.move(row.key, "failed" if gone else "tested",
+                                f"not sent ({sends} of {r.attempts} attempts): {exc}",
+                                sends=sends, replied_at=None, recipients=0)
+                self.say(str(exc))
+                return
+        self.state.move(row.key, "replied", row.reason, reply_id=rid, recipients=len(to),
+                        replied_at=time.time())
+        self.say(f"replied to {row.subject!r} as <{rid}> ({len(to)} recipients)"
+                 + ("" if self.sender else f" (in {self.o.outbox})"))
 
     def compose(self, row: Row):
         v = threads.group(self.state.messages(row.key))[row.key]
@@ -241,6 +301,9 @@ def assess(v: threads.Version, cfg: WatchConfig, now: float, first: float, last:
     s = cfg.series
     if v.total > s.max_patches:
         return "refused", f"{v.total} patches, over the {s.max_patches} the watcher takes"
+    size = sum(m.size for m in v.messages)
+    if size > s.max_series_kb * 1024:
+        return "refused", f"{size // 1024} kB in all, over the {s.max_series_kb} kB a series may have"
     if v.trouble:
         m = v.trouble[0]
         return "refused", f"{m.n}/{m.total}: {m.why or m.kind}"

@@ -9,18 +9,24 @@ from __future__ import annotations
 
 import mailbox
 import os
+import re
 import smtplib
 import ssl
 import time
 from email.message import EmailMessage
-from email.utils import formatdate, getaddresses, parseaddr
+from email.utils import formataddr, formatdate, getaddresses, parseaddr
 from pathlib import Path
 
 from foliofarm.errors import InfraError
 from foliofarm.watch.config import WatchConfig
-from foliofarm.watch.threads import Message
+from foliofarm.watch.threads import ADDRESS, Message, address_of
 
-USER_ENV, PASSWORD_ENV = "FOLIOFARM_SMTP_USER", "FOLIOFARM_SMTP_PASSWORD"
+class SendUnknown(InfraError):
+    """The server may have taken the message: it is never sent again."""
+
+
+class NoAddress(InfraError):
+    """The series' From holds no address a reply may go to."""
 
 
 def reply_id(key: str, cfg: WatchConfig) -> str:
@@ -28,21 +34,25 @@ def reply_id(key: str, cfg: WatchConfig) -> str:
 
 
 def recipients(anchor: Message, cfg: WatchConfig) -> tuple[str, list[str]]:
-    """(To, Cc): the author; the series' own To and Cc (reply-all), or only
-    the followed lists among them, or none."""
-    to = anchor.author or "unknown@invalid"
-    author = parseaddr(to)[1].lower()
-    mine = parseaddr(cfg.reply.from_)[1].lower()
-    cc: list[str] = []
+    """(To, Cc): To the series' author, the first address of its From
+    (validated); Cc the followed lists it was sent to (cc = "lists"), every To
+    and Cc (cc = "all") or none; at most max_recipients in all, lists first."""
+    author = anchor.sender
+    if not author:
+        raise NoAddress(f"its From ({anchor.author[:80]!r}) holds no address a reply may go to")
+    name = re.sub(r"[^\w .,'-]", "", parseaddr(anchor.author)[0])[:60].strip()
+    mine = address_of(cfg.reply.from_)
+    lists = [a.lower() for a in cfg.interest.lists]
+    seen, cc = {author, mine}, []
     if cfg.reply.cc != "none":
-        lists = {a.lower() for a in cfg.interest.lists}
-        for a in anchor.recipients:
-            low = a.lower()
-            if low in (author, mine) or low in (c.lower() for c in cc):
+        given = [r.strip().lower() for r in anchor.recipients]
+        for a in [r for r in given if r in lists] + [r for r in given if r not in lists]:
+            if a in seen or len(a) > 254 or not ADDRESS.fullmatch(a):
                 continue
-            if cfg.reply.cc == "all" or low in lists:
+            if cfg.reply.cc == "all" or a in lists:
+                seen.add(a)
                 cc.append(a)
-    return to, cc
+    return formataddr((name, author)), cc[:cfg.reply.max_recipients - 1]
 
 
 def compose(anchor: Message, key: str, body: str, cfg: WatchConfig) -> EmailMessage:
@@ -52,15 +62,21 @@ def compose(anchor: Message, key: str, body: str, cfg: WatchConfig) -> EmailMess
     msg["To"] = to
     if cc:
         msg["Cc"] = ", ".join(cc)
-    subject = anchor.subject or "(no subject)"
+    subject = (anchor.subject or "(no subject)")[:200]
     msg["Subject"] = subject if subject.lower().startswith("re:") else f"Re: {subject}"
     msg["Date"] = formatdate(localtime=False)
     msg["Message-ID"] = f"<{reply_id(key, cfg)}>"
     msg["In-Reply-To"] = f"<{anchor.msgid}>"
-    msg["References"] = " ".join(f"<{r}>" for r in [*anchor.refs, anchor.msgid])
+    # the anchor and its parent: a thread's place, not a copy of whatever it carried
+    msg["References"] = " ".join(f"<{r}>" for r in [*anchor.refs[-1:], anchor.msgid])
     msg["X-Mailer"] = "foliofarm watch"
     msg.set_content(body, charset="utf-8", cte="quoted-printable" if not body.isascii() else "7bit")
     return msg
+
+
+def addressed(msg: EmailMessage) -> list[str]:
+    """Every address a composed reply goes to."""
+    return [a for _, a in getaddresses([str(msg["To"]), str(msg.get("Cc", ""))]) if a]
 
 
 def in_outbox(outbox: Path, msgid: str) -> bool:
@@ -75,29 +91,62 @@ def to_outbox(outbox: Path, msg: EmailMessage) -> None:
         mailbox.Maildir(outbox, create=True).add(msg)
 
 
+def login(cfg: WatchConfig) -> tuple[str, str] | None:
+    """(user, password) from [smtp] login_file: two lines, a relative name read
+    from $CREDENTIALS_DIRECTORY (systemd's LoadCredential=); None: no login.
+    Never from the environment, which a child could inherit."""
+    name = cfg.smtp.login_file
+    if not name:
+        return None
+    path = Path(name)
+    if not path.is_absolute() and os.environ.get("CREDENTIALS_DIRECTORY"):
+        path = Path(os.environ["CREDENTIALS_DIRECTORY"]) / path
+    try:
+        lines = path.read_text().splitlines()
+    except OSError as exc:
+        raise InfraError(f"[smtp] login_file {path}: {exc.strerror}") from None
+    if len(lines) < 2 or not lines[0].strip():
+        raise InfraError(f"[smtp] login_file {path}: expected two lines, the user and the password")
+    return lines[0].strip(), lines[1]
+
+
 class Sender:
-    """SMTP delivery with STARTTLS and a login from the environment, at most
-    one message every ``interval_seconds``."""
+    """SMTP delivery with STARTTLS and the login of [smtp] login_file, at most
+    one message every ``interval_seconds``. A refusal before the server took
+    the message is an InfraError (it may be tried again); a failure after the
+    message was handed over is SendUnknown (never tried again)."""
 
     def __init__(self, cfg: WatchConfig) -> None:
         self.cfg = cfg
         self.last = 0.0
+        self.credentials = login(cfg)      # read once, at the start: a mistake shows now
 
     def send(self, msg: EmailMessage) -> None:
         s = self.cfg.smtp
         wait = self.last + s.interval_seconds - time.monotonic()
         if wait > 0:
             time.sleep(wait)
-        to = [a for _, a in getaddresses([str(msg["To"]), str(msg.get("Cc", ""))]) if a]
+        handed = sent = False
         try:
             with smtplib.SMTP(s.host, s.port, timeout=120) as smtp:
                 if s.starttls:
                     smtp.starttls(context=ssl.create_default_context())
-                if os.environ.get(USER_ENV):
-                    smtp.login(os.environ[USER_ENV], os.environ.get(PASSWORD_ENV, ""))
-                smtp.send_message(msg, from_addr=parseaddr(self.cfg.reply.from_)[1], to_addrs=to)
+                if self.credentials:
+                    smtp.login(*self.credentials)
+                handed = True
+                smtp.send_message(msg, from_addr=address_of(self.cfg.reply.from_),
+                                  to_addrs=addressed(msg))
+                handed, sent = False, True    # taken: what follows (QUIT) cannot undo it
+        except (smtplib.SMTPRecipientsRefused, smtplib.SMTPSenderRefused,
+                smtplib.SMTPDataError) as exc:
+            raise InfraError(f"the server at {s.host}:{s.port} refused the reply: {exc}") from None
         except (OSError, smtplib.SMTPException) as exc:
-            raise InfraError(f"sending the reply through {s.host}:{s.port}: {exc}") from None
+            if handed:
+                raise SendUnknown(f"sending through {s.host}:{s.port} broke off while the "
+                                  f"message was being handed over ({exc}): it may have gone "
+                                  "out, so it is not sent again") from None
+            if not sent:
+                raise InfraError(f"sending the reply through {s.host}:{s.port}: {exc}") from None
         finally:
             self.last = time.monotonic()
 

@@ -75,6 +75,8 @@ class Row:
     reply_id: str | None = None
     replied_at: float | None = None
     updated: float = 0.0
+    recipients: int = 0               # of its reply (the hourly cap counts them)
+    sends: int = 0                    # attempts to send its reply that failed
 
     def page_verdicts(self) -> dict[str, list[Any]]:
         return json.loads(self.verdicts) if self.verdicts else {}
@@ -88,6 +90,10 @@ class State:
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=FULL")
         self.db.executescript(SCHEMA)
+        have = {r[1] for r in self.db.execute("PRAGMA table_info(series)")}
+        for column in ("recipients", "sends"):      # a state of an older watcher
+            if column not in have:
+                self.db.execute(f"ALTER TABLE series ADD COLUMN {column} INTEGER NOT NULL DEFAULT 0")
 
     def close(self) -> None:
         self.db.close()
@@ -120,7 +126,8 @@ class State:
         return new
 
     def messages(self, series: str) -> list[Message]:
-        rows = self.db.execute("SELECT body FROM messages WHERE series=?", (series,))
+        # in the order they were read: the archive's order (its commits)
+        rows = self.db.execute("SELECT body FROM messages WHERE series=? ORDER BY rowid", (series,))
         return [_message(json.loads(b)) for (b,) in rows]
 
     def seen(self, series: str) -> tuple[float, float]:
@@ -178,9 +185,12 @@ class State:
     def events(self, key: str) -> list[tuple[float, str]]:
         return list(self.db.execute("SELECT at, what FROM events WHERE series=? ORDER BY at", (key,)))
 
-    def replies_since(self, when: float) -> int:
-        return self.db.execute("SELECT COUNT(*) FROM series WHERE replied_at >= ?",
-                               (when,)).fetchone()[0]
+    def replies_since(self, when: float) -> tuple[int, int]:
+        """Replies sent (or whose sending may have gone out) since ``when``,
+        and their recipients."""
+        n, r = self.db.execute("SELECT COUNT(*), COALESCE(SUM(recipients), 0) FROM series "
+                               "WHERE replied_at >= ?", (when,)).fetchone()
+        return n, r
 
     def _txn(self):
         return _Txn(self.db)

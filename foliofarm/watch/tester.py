@@ -18,9 +18,11 @@ from typing import Any, Callable
 from foliofarm import schema
 from foliofarm.errors import UsageError
 from foliofarm.paths import ROOT
+from foliofarm.util import kill_group
 
 # How a run ended, for the watcher.
 JUDGED, NOT_APPLIED, NOT_BUILT, INFRA = "judged", "not-applied", "not-built", "infra"
+TIMED_OUT = "timed-out"          # stopped at the run's limit: not tried again
 # Worst first: a page size's verdict is the worst of its cells' checks.
 SEVERITY = ("build-broken", "regression", "error", "incomplete", "changed", "fail", "xpass",
             "fixed", "xfail", "pass", "skip")
@@ -52,40 +54,55 @@ def farm_argv(argv: list[str]) -> list[str]:
 def check_options(argv: list[str]) -> None:
     """The run options of the configuration, tried once with --dry-run: a
     mistake there is the watcher's, and must not read as a series refused."""
-    p = subprocess.run(farm_argv([*argv, "--dry-run"]), capture_output=True, text=True, cwd=ROOT)
+    p = subprocess.run(farm_argv([*argv, "--dry-run"]), capture_output=True, text=True, cwd=ROOT,
+                       env=child_env())
     if p.returncode:
         said = "\n".join(ln for ln in p.stderr.splitlines() if ln.strip())[-600:]
         raise UsageError(f"the watcher's run options {' '.join(argv)} are refused by "
                          f"`foliofarm run`: {said}")
 
 
+# What of the watcher's environment a series' run is given: nothing else (a
+# login, a token, whatever the service was started with) reaches it.
+PASSED_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "TZ", "TMPDIR", "XDG_CACHE_HOME", "FOLIOFARM_CACHE",
+              "FOLIOFARM_SANDBOX", "FOLIOFARM_JOBS", "FOLIOFARM_SERIES_DISK_MB",
+              "FOLIOFARM_MAX_SERIES_KB", "CCACHE_MAXSIZE")
+
+
+def child_env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k in PASSED_ENV}
+    env["PYTHONPATH"] = str(ROOT)
+    return env
+
+
 def run(mbox: Path, results: Path, argv: list[str], log: Path,
-        started: Callable[[int], None]) -> Outcome:
+        started: Callable[[int], None], seconds: float | None = None) -> Outcome:
     """`foliofarm run --series MBOX --results RESULTS ARGV`; ``started`` is told
-    the child's pid (its process group) as soon as it exists."""
+    the child's pid (its process group) as soon as it exists. After
+    ``seconds`` the run is stopped with everything it started."""
     results.mkdir(parents=True, exist_ok=True)
     # run beside the series, named relative to it: the report (and the reply)
     # says "+ v2-mm-foo", not a path on this host
     series = os.path.relpath(mbox, results)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     with open(log, "ab") as out:
         proc = subprocess.Popen(farm_argv(["--series", series, "--results", str(results), *argv]),
                                 stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                cwd=results, env=env, start_new_session=True,
+                                cwd=results, env=child_env(), start_new_session=True,
                                 preexec_fn=_die_with_parent)
         started(proc.pid)
-        rc = proc.wait()
+        try:
+            rc = proc.wait(timeout=seconds)
+        except subprocess.TimeoutExpired:
+            stop_group(proc.pid)
+            proc.wait()
+            return Outcome(TIMED_OUT, -9, None, said=f"the run was stopped at its limit of "
+                           f"{seconds / 60:g} minutes ([series] run_minutes), with everything "
+                           "it started")
     stop_group(proc.pid)           # anything the run left behind
     return outcome(rc, results, log)
 
 
-def stop_group(pgid: int | None) -> None:
-    if not pgid:
-        return
-    try:
-        os.killpg(pgid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
+stop_group = kill_group
 
 
 def said(log: Path) -> str:

@@ -23,6 +23,8 @@ from foliofarm.errors import UsageError
 from foliofarm.intake import mail
 
 MSGID = re.compile(r"<([^<>\s]+)>")
+# An address the bot may write to: local@domain, printable, no spaces or brackets.
+ADDRESS = re.compile(r"[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]{1,64}@[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)+")
 PATCH_WORD = re.compile(r"\bPATCH\b", re.I)
 
 # What a message is, for the watcher.
@@ -57,6 +59,22 @@ class Message:
     @property
     def title(self) -> str:
         return mail.PREFIX.sub("", self.subject).strip()
+
+    @property
+    def sender(self) -> str:
+        """Its From address (address_of), or "" when it has none the bot could use."""
+        return address_of(self.author)
+
+
+def address_of(author: str) -> str:
+    """The first address of a From header, lower-cased, if it is one a reply
+    may go to (ADDRESS, at most 254 characters); else ""."""
+    try:
+        pairs = getaddresses([author or ""])
+    except Exception:          # noqa: BLE001: a stranger's header
+        return ""
+    addr = pairs[0][1].strip().lower() if pairs else ""
+    return addr if len(addr) <= 254 and ADDRESS.fullmatch(addr) else ""
 
 
 def _decoded(value) -> str:
@@ -137,12 +155,16 @@ def safely_described(raw: bytes, blob: str, now: float, max_bytes: int) -> Messa
 
 @dataclass
 class Version:
-    """One version of one series, as far as it has arrived."""
+    """One version of one series, as far as it has arrived. ``sender``: the
+    From address of its first message; a message from anyone else is left
+    out (``foreign``), never put in its place."""
     key: str
     total: int
     version: int
+    sender: str = ""
     cover: Message | None = None
     patches: dict[int, Message] = field(default_factory=dict)
+    foreign: list[Message] = field(default_factory=list)
 
     @property
     def anchor(self) -> Message:
@@ -184,14 +206,19 @@ def key_of(m: Message) -> str:
 
 
 def group(messages: list[Message]) -> dict[str, Version]:
-    """Series versions from a thread's (or an archive's) messages, keyed by
-    key_of. A message sent twice (a RESEND in the same thread) replaces the
-    earlier one in its place."""
+    """Series versions from a thread's (or an archive's) messages in the order
+    they arrived (the archive's order, never their own Date: anyone can write
+    a Date), keyed by key_of. A series is its first message's sender's: a
+    message from another address does not join it. One sent twice by its
+    sender (a RESEND in the same thread) replaces the earlier one in its place."""
     out: dict[str, Version] = {}
-    for m in sorted(messages, key=lambda m: m.date):
+    for m in messages:
         if not m.part:
             continue
-        v = out.setdefault(key_of(m), Version(key_of(m), m.total, m.version))
+        v = out.setdefault(key_of(m), Version(key_of(m), m.total, m.version, m.sender))
+        if m.sender != v.sender:
+            v.foreign.append(m)
+            continue
         if m.kind == COVER or (m.positioned and m.n == 0):
             v.cover = m
         else:
