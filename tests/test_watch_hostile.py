@@ -331,3 +331,31 @@ def test_the_hourly_cap_counts_recipients(tmp_path):
     held = [r for r in w.state.rows() if r.state == "tested"][0]
     assert "reply held" in held.reason and "8" in held.reason
     w.state.close()
+
+
+def test_the_smtp_login_comes_from_a_credentials_file_never_the_environment(tmp_path, monkeypatch):
+    cfg = config.load()
+    assert reply.login(cfg) is None                    # none configured: no login
+    monkeypatch.setenv("FOLIOFARM_SMTP_PASSWORD", "from-the-environment")
+    assert reply.login(cfg) is None
+    (tmp_path / "smtp").write_text("bot\nsecret word\n")
+    monkeypatch.setenv("CREDENTIALS_DIRECTORY", str(tmp_path))   # as systemd's LoadCredential=
+    cfg.smtp.login_file = "smtp"
+    assert reply.login(cfg) == ("bot", "secret word")
+    (tmp_path / "smtp").write_text("bot\n")
+    try:
+        reply.login(cfg)
+    except Exception as exc:         # noqa: BLE001
+        assert "two lines" in str(exc)
+    else:
+        raise AssertionError("a one-line login file was taken")
+
+
+def test_a_series_run_gets_none_of_the_watchers_secrets(monkeypatch):
+    from foliofarm.watch import tester
+    monkeypatch.setenv("FOLIOFARM_SMTP_PASSWORD", "x")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "y")
+    monkeypatch.setenv("FOLIOFARM_CACHE", "/srv/cache")
+    env = tester.child_env()
+    assert "FOLIOFARM_SMTP_PASSWORD" not in env and "AWS_SECRET_ACCESS_KEY" not in env
+    assert env["FOLIOFARM_CACHE"] == "/srv/cache" and "PYTHONPATH" in env

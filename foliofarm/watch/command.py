@@ -30,7 +30,7 @@ def parser() -> argparse.ArgumentParser:
                     help="read what the archive holds now, test and answer what is due, and exit")
     ap.add_argument("--send", action="store_true",
                     help="also deliver each reply over SMTP ([smtp] of the configuration; "
-                         "FOLIOFARM_SMTP_USER and FOLIOFARM_SMTP_PASSWORD for a login)")
+                         "its login_file for a login)")
     ap.add_argument("--poll", type=float, default=300, metavar="SECONDS",
                     help="pause between two reads of the archive (default 300)")
     ap.add_argument("--kernel", default=None, help="base kernel of every run (as for run)")
