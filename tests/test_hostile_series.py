@@ -37,18 +37,23 @@ def base_file(tree: Path, name: str) -> str:
     return (tree / name).read_text()
 
 
-def patch_mail(tree: Path, subject: str, changes: dict[str, str]) -> str:
-    """A `git format-patch` mail changing each file of ``changes`` (path -> new text)."""
+def diff(tree: Path, changes: dict[str, str]) -> str:
+    """A git diff changing each file of ``changes`` (path -> new text) in ``tree``."""
     diffs = []
     for name, new in changes.items():
         old = base_file(tree, name)
         body = "".join(difflib.unified_diff(old.splitlines(True), new.splitlines(True),
                                             f"a/{name}", f"b/{name}", n=3))
         diffs.append(f"diff --git a/{name} b/{name}\n{body}")
+    return "".join(diffs)
+
+
+def patch_mail(tree: Path, subject: str, changes: dict[str, str]) -> str:
+    """A `git format-patch` mail of diff()."""
     return ("From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001\n"
             "From: Mallory <mallory@evil.example>\nDate: Mon, 23 Nov 2026 00:00:00 +0000\n"
             f"Subject: [PATCH] {subject}\n\n{subject}.\n\nSigned-off-by: Mallory "
-            "<mallory@evil.example>\n---\n" + "".join(diffs) + "-- \n2.39.5\n\n")
+            "<mallory@evil.example>\n---\n" + diff(tree, changes) + "-- \n2.39.5\n\n")
 
 
 def hostile(tree: Path, escaped: Path, token: str) -> str:

@@ -7,6 +7,7 @@ page opened in headless Chromium."""
 from __future__ import annotations
 
 import calendar
+import json
 import mailbox
 import os
 import re
@@ -239,3 +240,74 @@ def test_a_series_that_does_not_apply_gets_a_short_reply_over_smtp(tmp_path):
     assert "could not apply this series" in text and "does not apply" in text and "a stale patch" in text
     assert len(mailbox.Maildir(st / "outbox")) == 1                # the copy kept
     assert m["Message-ID"] == f"<{reply.reply_id(r.key, watch_config.load(cfg))}>"
+
+
+def test_hostile_mail_leaves_the_watcher_up_and_the_good_series_answered_once(tmp_path):
+    """One pass over an inbox holding, besides one good mm series (its cover Cc'd to
+    5,000 addresses): a forged patch 1 of it from another sender, a forged
+    incomplete v99 of it, a series whose From is one quote, and a series whose
+    build loops forever. The watcher stays up; the good series is tested on its
+    own patch and answered once, to at most 10 addresses; the looping build is
+    stopped at its (small) limit with the reason in results.json and on the
+    status page; the From-less series is `failed` with its reason."""
+    from foliofarm.intake import source
+    from foliofarm.paths import cache_dir
+    from test_hostile_series import diff
+
+    tree = source.resolve("debian:7.3", cache_dir()).tree
+    ib = Inbox(tmp_path / "pi")
+    dev = "A. Developer <dev@example.org>"
+    many = ", ".join(f"victim{i}@example.net" for i in range(5000))
+    ids = []
+    for i, (subject, body) in enumerate(example_series("benign.mbox")):
+        ids.append(f"good.{i}@example.org")
+        ib.post(mail(subject, ids[-1], body, date=BENIGN_DATE + i, frm=dev, reply_to=ids[:1] if i else [],
+                     cc=many if i == 0 else ""))
+    _, body = example_series("benign.mbox")[1]
+    evil = "Mallory <mallory@evil.example>"
+    # later Dates than the real ones: arrival, not Date, decides
+    ib.post(mail("[PATCH 1/1] mm/filemap: one helper for the mmap_miss decrement", "forged.1@evil.example",
+                 body.replace("mmap_miss", "mmap_hit"), frm=evil, date=BENIGN_DATE + 600, reply_to=ids[:1]))
+    ib.post(mail("[PATCH v99 1/2] mm/filemap: one helper for the mmap_miss decrement", "v99.1@evil.example",
+                 body, frm=evil, date=BENIGN_DATE + 700, reply_to=ids[:1]))
+    stale = ("a change to a function that is not there\n\n---\n"
+             "diff --git a/mm/filemap.c b/mm/filemap.c\n--- a/mm/filemap.c\n+++ b/mm/filemap.c\n"
+             "@@ -1,3 +1,3 @@\n-no such line in filemap.c\n+a new line\n context that is not there\n"
+             " nor this\n")
+    ib.post(mail("[PATCH] mm/filemap: from no one", "quote@example.org", stale, frm='"',
+                 date=BENIGN_DATE + 800))
+    loop_mk = (tree / "mm/Makefile").read_text() + "\n$(shell while true; do sleep 1; done)\n"
+    ib.post(mail("[PATCH] mm: a build that never ends", "loop@example.org",
+                 "make waits forever\n\nSigned-off-by: L <loop@example.org>\n---\n"
+                 + diff(tree, {"mm/Makefile": loop_mk}), frm="Looper <loop@example.org>",
+                 date=BENIGN_DATE + 900))
+    st, cfg = tmp_path / "state", config(tmp_path, build_minutes=4)
+    with open(cfg, "a") as f:
+        f.write("on_not_built = false\n")                     # [reply]: the looping series is not answered
+    p = watch(str(ib.dir), st, cfg, "--once")
+    assert p.wait(3600) == 0, (tmp_path / "watch.log").read_text()[-3000:]
+
+    good = row(st, "[PATCH 0/1] mm/filemap")
+    assert (good.state, good.outcome, good.attempts) == ("replied", "judged", 1), good.reason
+    doc = json.loads((Path(good.run_dir) / "results.json").read_text())
+    assert [p["message_id"] for p in doc["series"]["patches"]] == [ids[1]]   # its own patch 1
+    box = mailbox.Maildir(st / "outbox")
+    assert len(box) == 1
+    sent = message_from_bytes(box.get_bytes(box.keys()[0]), policy=default)
+    to = [a.addr_spec for h in ("To", "Cc") for a in (sent[h].addresses if sent[h] else ())]
+    assert to[0] == "dev@example.org" and len(to) <= 10 and "victim0@example.net" not in to
+    assert len(str(sent["References"]).split()) <= 2
+
+    quote = row(st, "from no one")
+    assert quote.state == "failed" and "no address a reply may go to" in quote.reason
+    looped = row(st, "a build that never ends")
+    assert looped.outcome == "not-built", looped.reason
+    ldoc = json.loads((Path(looped.run_dir) / "results.json").read_text())
+    [k] = [k for k in ldoc["kernels"] if k["side"] == "series"]
+    assert k["build_failed"] and "stopped at a limit" in k["error"] and "240 s" in k["error"]
+    page = (st / "index.html").read_text()
+    assert "no address a reply may go to" in page and "stopped at a limit" in page
+    s = state.State(st)
+    v99 = [r for r in s.rows() if r.version == 99]
+    assert all(r.state in ("waiting", "incomplete") for r in v99)
+    s.close()

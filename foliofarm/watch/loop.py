@@ -231,7 +231,8 @@ class Watcher:
         wanted = {tester.JUDGED: True, tester.NOT_APPLIED: self.cfg.reply.on_not_applied,
                   tester.NOT_BUILT: self.cfg.reply.on_not_built}.get(row.outcome or "", False)
         if not wanted:
-            self.state.move(row.key, "quiet", f"{row.outcome}: no reply configured")
+            self.state.move(row.key, "quiet", f"{row.outcome}: no reply configured"
+                            + (f"; {row.reason}" if row.reason else ""))
             return
         msg = self.compose(row)
         to = reply.addressed(msg)

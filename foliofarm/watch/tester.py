@@ -140,10 +140,12 @@ def outcome(rc: int, results: Path, log: Path) -> Outcome:
         return Outcome(INFRA, rc, run_dir, said=said(log) or f"the run exited {rc}")
     from foliofarm.report import readback
     doc = schema.typed(readback(run_dir / "results.json"))
-    broken = sorted({k.page_size for k in doc.kernels if k.side == "series" and k.build_failed})
+    failed = [k for k in doc.kernels if k.side == "series" and k.build_failed]
+    broken = sorted({k.page_size for k in failed})
+    why = next((ln for k in failed for ln in (k.error or "").splitlines() if "limit" in ln), "")
     return Outcome(NOT_BUILT if broken else JUDGED, rc, run_dir,
-                   said=f"does not build with {', '.join(broken)} pages" if broken else "",
-                   pages=page_verdicts(doc))
+                   said=(f"does not build with {', '.join(broken)} pages" + (f": {why}" if why else ""))
+                   if broken else "", pages=page_verdicts(doc))
 
 
 def page_verdicts(doc: schema.Results) -> dict[str, list[Any]]:
