@@ -18,7 +18,7 @@ from foliofarm.guest import debroot, images
 from foliofarm.errors import InfraError
 from foliofarm.paths import VMTESTS
 from foliofarm.intake.source import KernelSource
-from foliofarm.util import check_free_space, seal, sealed, sha256_files, sha256_text, tmp_dir
+from foliofarm.util import check_free_space, read_regular, seal, sealed, sha256_files, sha256_text, tmp_dir
 
 PACKAGES = ["python3-minimal", "python3-numpy"]
 GUEST_SCRIPT = VMTESTS / "thpmaps-run.sh"
@@ -49,12 +49,14 @@ def image(cache: Path, src: KernelSource) -> Path:
     """The thpmaps disk of ``src``: the Python root, the tree's tools/mm/thpmaps
     at /thpmaps and the guest's driver at /thpmaps-run."""
     script = src.tree / THPMAPS
-    if not script.is_file():
+    if not script.is_file() and not script.is_symlink():
         raise InfraError(f"{src.label} has no {THPMAPS}: the thpmaps cross-check needs a tree "
                          "that has it (Linux 6.9 or later)")
+    # the tree's (a series') file: never a link to a host file, never a device
+    text = read_regular(script, 1 << 20, what=f"{src.label}'s {THPMAPS}")
     hosttools.require("mkfs.erofs")
     root = sysroot(cache)
-    key = sha256_text(root.name, sha256_files([script, GUEST_SCRIPT]))[:16]
+    key = sha256_text(root.name, text, sha256_files([GUEST_SCRIPT]))[:16]
     out = cache / "images" / f"thpmaps-{key}.erofs"
     if sealed(out):
         return out
@@ -62,7 +64,7 @@ def image(cache: Path, src: KernelSource) -> Path:
     with tmp_dir("thpmaps-disk") as tmp:
         payload = Path(tmp) / "root"
         shutil.copytree(root, payload, symlinks=True)
-        shutil.copy2(script, payload / "thpmaps")
+        (payload / "thpmaps").write_bytes(text)
         shutil.copy2(GUEST_SCRIPT, payload / "thpmaps-run")
         for p in ("thpmaps", "thpmaps-run"):
             (payload / p).chmod(0o755)

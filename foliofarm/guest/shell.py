@@ -8,11 +8,12 @@ from __future__ import annotations
 import subprocess
 import sys
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from foliofarm import hosttools, locks, matrix
 from foliofarm.guest import images, rootfs, vng
 from foliofarm.intake import apply, series, source
-from foliofarm.kernel.build import Builder
+from foliofarm.kernel.build import Artifacts, Builder
 from foliofarm.kernel.kconfig import extra_fragment
 from foliofarm.errors import UsageError
 from foliofarm.guest.qemu import QEMU, Machine
@@ -49,6 +50,24 @@ def parse_cell(name: str) -> tuple[matrix.PageSize, matrix.Filesystem, bool]:
     return pages[parts[0]], fss[parts[1]], name.endswith("+series")
 
 
+def _build(opts: ShellOptions, cache: Path, src: source.KernelSource, builder: Builder,
+           page: matrix.PageSize, log) -> Artifacts:
+    """The cell's kernel: the base's, or base+series (applied as a series run applies it)."""
+    if opts.series and src.spec.startswith("debian:"):
+        ser = series.load(opts.series)
+        with apply.applied(src, ser, cache=cache) as ap:
+            return builder.build(ap.source, page, opts.variant)
+    if opts.series:
+        # as a series run does: applied in a worktree in the cache, never the checkout
+        ser = series.load(opts.series, src.tree)
+        with locks.tree(cache, source.worktree_dir(src, cache), exclusive=True, log=log):
+            wt = source.worktree(src, cache, ser.base_rev or src.ref or "HEAD")
+            with apply.applied(wt, ser) as ap:
+                return builder.build(ap.source, page, opts.variant)
+    with source.checked_out(src, cache, log) as tree:
+        return builder.build(tree, page, opts.variant)
+
+
 def machine(opts: ShellOptions, log=print) -> Machine:
     """Build (or find) the cell's kernel and initramfs, and its disk image."""
     page, fs, series_side = parse_cell(opts.cell)
@@ -58,20 +77,10 @@ def machine(opts: ShellOptions, log=print) -> Machine:
     cache = cache_dir()
     src = source.resolve(opts.kernel, cache)
     builder = Builder(cache, log=log, extra=extra_fragment(cache, opts.extra_config))
-    if opts.series and src.spec.startswith("debian:"):
-        ser = series.load(opts.series)
-        with apply.applied(src, ser, cache=cache) as ap:
-            arts = builder.build(ap.source, page, opts.variant)
-    elif opts.series:
-        # as a series run does: applied in a worktree in the cache, never the checkout
-        ser = series.load(opts.series, src.tree)
-        with locks.tree(cache, source.worktree_dir(src, cache), exclusive=True, log=log):
-            wt = source.worktree(src, cache, ser.base_rev or src.ref or "HEAD")
-            with apply.applied(wt, ser) as ap:
-                arts = builder.build(ap.source, page, opts.variant)
-    else:
-        with source.checked_out(src, cache, log) as tree:
-            arts = builder.build(tree, page, opts.variant)
+    try:
+        arts = _build(opts, cache, src, builder, page, log)
+    finally:
+        builder.close()          # a series' copy of the base's build directory goes
     initrd = rootfs.initramfs(cache, arts)
     disk = images.image(cache, fs.name)
     return Machine(kernel=arts.image, initrd=initrd, disks={fs.name: disk},

@@ -8,7 +8,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from foliofarm.util import sha256_text
+from foliofarm.errors import InfraError
+from foliofarm.util import read_regular, sha256_text
 
 MODULES = ("ffprobe.ko", "ffsplat.ko")
 # What the probe modules were last built from (module_inputs), in their directory.
@@ -54,11 +55,18 @@ def module_inputs(bdir: Path, mdir: Path, toolchain: str) -> str | None:
     cmds = sorted(mdir.glob(".*.cmd"))
     if not cmds:
         return None
+    try:
+        return _inputs(bdir, mdir, toolchain, cmds)
+    except (InfraError, OSError):
+        return None      # a record that is not a plain file (a series' build made it): rebuild
+
+
+def _inputs(bdir: Path, mdir: Path, toolchain: str, cmds: list[Path]) -> str:
     kernel_side = (bdir / ".config", bdir / "Module.symvers", bdir / "scripts/module.lds")
     parts: list[str | bytes] = [toolchain]
     seen = {os.path.normpath(f) for f in kernel_side}     # by content, below
     for cmd in cmds:
-        text = cmd.read_text(errors="replace")
+        text = read_regular(cmd, 4 << 20).decode(errors="replace")
         parts += [cmd.name, text]
         for dep in cmd_dependencies(text):
             if dep.startswith("/"):
@@ -80,6 +88,6 @@ def module_inputs(bdir: Path, mdir: Path, toolchain: str) -> str | None:
             except FileNotFoundError:
                 parts.append(f"{path} absent")
     for f in kernel_side:
-        parts += [f.name, f.read_bytes() if f.is_file() else b"(absent)"]
+        parts += [f.name, read_regular(f, 64 << 20) if f.exists() else b"(absent)"]
     return sha256_text(*parts)
 

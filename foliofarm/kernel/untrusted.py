@@ -5,7 +5,8 @@ it writes there.
 The copy: `cp -a --reflink=auto` of the base's build directory, which keeps
 make's timestamps (only what the series touched recompiles) and shares the
 blocks on a file system with reflinks (XFS, btrfs); elsewhere it is a real
-copy (measured on ext4: see the README, "Running it on a public list"). It is
+copy (measured on ext4, a 4K build directory of 7.3: 303 MB, 6,340 files,
+0.6 s with the files in the page cache). It is
 kept for the run (--each-commit's builds share it) and removed after it, or by
 the next run if this one was killed."""
 
