@@ -161,6 +161,20 @@ def read_regular(path: Path, max_bytes: int, what: str = "") -> bytes:
         return f.read(max_bytes + 1)[:max_bytes]
 
 
+def tree_file_bytes(path: str | os.PathLike[str]) -> bytes:
+    """A tree's file as a cache key sees it (a series' tree: anything may be
+    there): a link by where it points, never followed (a link to /dev/zero
+    would be read forever); anything but a regular file by its kind alone."""
+    st = os.lstat(path)
+    if stat.S_ISLNK(st.st_mode):
+        return b"link:" + os.fsencode(os.readlink(path))
+    if not stat.S_ISREG(st.st_mode):
+        return f"special:{stat.S_IFMT(st.st_mode)}".encode()
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    with os.fdopen(fd, "rb") as f:
+        return f.read()
+
+
 def copy_regular(src: Path, dst: Path, max_bytes: int, what: str = "") -> None:
     """Copy a file someone else's code made, on read_regular's terms."""
     dst.write_bytes(read_regular(src, max_bytes, what))

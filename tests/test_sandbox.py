@@ -165,3 +165,23 @@ def test_artifacts_are_taken_without_following_links(tmp_path):
     with pytest.raises(InfraError, match="over the"):
         copy_regular(tmp_path / "large", tmp_path / "out", 1024)
     assert not (tmp_path / "out").exists()
+
+
+def test_a_link_to_a_device_in_a_series_tree_is_never_read(tmp_path):
+    """A series may add a symbolic link where the farm hashes the tree's files
+    (Kconfig, the selftests' parts): a link to /dev/zero would be read forever.
+    It is hashed by where it points, and its target is never opened."""
+    from foliofarm.guest import selftests_disk
+    from foliofarm.kernel import kconfig
+    tree = tmp_path / "linux"
+    (tree / "mm").mkdir(parents=True)
+    (tree / "mm" / "Kconfig").write_text("config MM\n")
+    (tree / "mm" / "gup_test.h").write_text("/* */\n")
+    before = kconfig.inputs_digest(tree), selftests_disk.inputs_digest(tree)
+    (tree / "mm" / "Kconfig.evil").symlink_to("/dev/zero")
+    (tree / "mm" / "evil.h").symlink_to("/dev/zero")
+    after = kconfig.inputs_digest(tree), selftests_disk.inputs_digest(tree)
+    assert after[0] != before[0] and after[1] != before[1]
+    (tree / "mm" / "Kconfig.evil").unlink()
+    (tree / "mm" / "Kconfig.evil").symlink_to("/dev/urandom")
+    assert kconfig.inputs_digest(tree) != after[0]

@@ -38,7 +38,7 @@ from foliofarm.errors import InfraError, TimedOut
 from foliofarm.intake.source import KernelSource
 from foliofarm.paths import VMTESTS
 from foliofarm.util import (StagingDir, check_free_space, clean_stale_staging, code_digest, run, seal, sealed,
-                            sha256_files, sha256_text, tmp_dir, write_json)
+                            sha256_files, sha256_text, tmp_dir, tree_file_bytes, write_json)
 
 RECIPE = "mm-selftests 1"
 SYSROOT_PACKAGES = ("libcap-dev", "libcap2", "libnuma-dev", "libnuma1")
@@ -67,9 +67,10 @@ def inputs_digest(tree: Path) -> str:
     h = hashlib.sha256()
     for pattern in (*TREE_PARTS, *HEADER_INPUTS):
         for top in sorted(tree.glob(pattern)):
-            files = sorted(q for q in top.rglob("*") if q.is_file()) if top.is_dir() else [top]
+            files = sorted(q for q in top.rglob("*") if q.is_symlink() or q.is_file()) \
+                if top.is_dir() and not top.is_symlink() else [top]
             for f in files:
-                h.update(str(f.relative_to(tree)).encode() + b"\0" + f.read_bytes() + b"\0")
+                h.update(str(f.relative_to(tree)).encode() + b"\0" + tree_file_bytes(f) + b"\0")
     return h.hexdigest()
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from foliofarm.errors import ConfigError, UsageError
-from foliofarm.util import sha256_text, write_atomic
+from foliofarm.util import sha256_text, tree_file_bytes, write_atomic
 
 SET_RE = re.compile(r"^(CONFIG_\w+)=(.*)$")
 UNSET_RE = re.compile(r"^# (CONFIG_\w+) is not set$")
@@ -80,8 +80,7 @@ def inputs_digest(tree: Path) -> str:
                     rel == "scripts" and f.endswith(".sh")):
                 path = os.path.join(d, f)
                 h.update(os.path.join(rel, f).encode() + b"\0")
-                with open(path, "rb") as fh:
-                    h.update(hashlib.sha256(fh.read()).digest())
+                h.update(hashlib.sha256(tree_file_bytes(path)).digest())
     return h.hexdigest()
 
 
