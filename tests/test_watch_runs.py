@@ -257,7 +257,8 @@ def test_hostile_mail_leaves_the_watcher_up_and_the_good_series_answered_once(tm
     tree = source.resolve("debian:7.3", cache_dir()).tree
     ib = Inbox(tmp_path / "pi")
     dev = "A. Developer <dev@example.org>"
-    many = ", ".join(f"victim{i}@example.net" for i in range(5000))
+    # folded, as mail is, and under public-inbox's (and postfix's) 100 kB of header
+    many = ",\n ".join(f"c{i}@x.example" for i in range(5000))
     ids = []
     for i, (subject, body) in enumerate(example_series("benign.mbox")):
         ids.append(f"good.{i}@example.org")
@@ -281,9 +282,10 @@ def test_hostile_mail_leaves_the_watcher_up_and_the_good_series_answered_once(tm
                  "make waits forever\n\nSigned-off-by: L <loop@example.org>\n---\n"
                  + diff(tree, {"mm/Makefile": loop_mk}), frm="Looper <loop@example.org>",
                  date=BENIGN_DATE + 900))
-    st, cfg = tmp_path / "state", config(tmp_path, build_minutes=4)
+    st, cfg = tmp_path / "state", config(tmp_path, build_minutes=2)
     with open(cfg, "a") as f:
-        f.write("on_not_built = false\n")                     # [reply]: the looping series is not answered
+        # [reply]: the looping series is not answered; a reply-all, to be capped
+        f.write('on_not_built = false\ncc = "all"\n')
     p = watch(str(ib.dir), st, cfg, "--once")
     assert p.wait(3600) == 0, (tmp_path / "watch.log").read_text()[-3000:]
 
@@ -295,7 +297,8 @@ def test_hostile_mail_leaves_the_watcher_up_and_the_good_series_answered_once(tm
     assert len(box) == 1
     sent = message_from_bytes(box.get_bytes(box.keys()[0]), policy=default)
     to = [a.addr_spec for h in ("To", "Cc") for a in (sent[h].addresses if sent[h] else ())]
-    assert to[0] == "dev@example.org" and len(to) <= 10 and "victim0@example.net" not in to
+    # a reply-all to the 5,001 is capped at 10: the author, the list first, then 8 more
+    assert to[0] == "dev@example.org" and to[1] == LIST and len(to) == 10
     assert len(str(sent["References"]).split()) <= 2
 
     quote = row(st, "from no one")
@@ -304,7 +307,7 @@ def test_hostile_mail_leaves_the_watcher_up_and_the_good_series_answered_once(tm
     assert looped.outcome == "not-built", looped.reason
     ldoc = json.loads((Path(looped.run_dir) / "results.json").read_text())
     [k] = [k for k in ldoc["kernels"] if k["side"] == "series"]
-    assert k["build_failed"] and "stopped at a limit" in k["error"] and "240 s" in k["error"]
+    assert k["build_failed"] and "stopped at a limit" in k["error"] and "120 s" in k["error"]
     page = (st / "index.html").read_text()
     assert "no address a reply may go to" in page and "stopped at a limit" in page
     s = state.State(st)
