@@ -228,9 +228,9 @@ def warm_runs(ui: Console, kernel: str, report: dict) -> dict:
 
 
 def kernel_builds(ui: Console, kernel: str, cache: Path, warm: dict, cold: bool) -> list[dict]:
-    """Per kernel: farm vs raw make. A series run (an earlier bench's, or a
-    developer's) leaves its own objects in the build directory: a first make
-    brings it back to the tree, the second is the no-op that is timed."""
+    """Per kernel: farm vs raw make. A first make brings the build directory
+    to the tree as it is now (a series applied and reverted since rewrote the
+    files it touched), the second is the no-op that is timed."""
     src = source.resolve(kernel, cache)
     builder = Builder(cache)
     kernels = []
