@@ -303,3 +303,29 @@ def test_a_local_tree_at_a_ref_is_built_from_a_worktree_at_that_commit(tmp_path)
         assert same.tree == t and same.label == "7.3"
     with pytest.raises(UsageError, match="does not resolve to a commit"):
         source.validate_spec(f"{t}@no-such-ref")
+
+
+def test_a_binary_patch_is_refused_at_intake_unless_allowed(tree, tmp_path):
+    """A git binary patch (a 45 kB mail that applies as an 8 MB file) is no
+    kernel series: refused, naming the patch, unless --allow-binary."""
+    blob = tree.tree / "mm" / "blob.bin"
+    blob.write_bytes(bytes(range(256)) * 64)
+    git(tree.tree, "add", "-A")
+    git(tree.tree, "commit", "-q", "-m", "mm: add a blob")
+    out = tmp_path / "bin"
+    git(tree.tree, "format-patch", "-q", "--binary", "-1", "-o", str(out))
+    git(tree.tree, "reset", "-q", "--hard", "HEAD~1")
+    [patch] = list(out.iterdir())
+    assert b"GIT binary patch" in patch.read_bytes()
+    with pytest.raises(UsageError, match=r"patch 1/1 'mm: add a blob'.*binary patch \(mm/blob.bin\)"
+                                         r".*--allow-binary"):
+        series.load(str(patch))
+    assert series.load(str(patch), allow_binary=True).patches[0].files == ("mm/blob.bin",) or \
+        series.load(str(patch), allow_binary=True).patches[0].new_files == ("mm/blob.bin",)
+
+
+def test_a_series_over_the_size_cap_is_refused(tree, tmp_path, monkeypatch):
+    box = mbox(tree, tmp_path)
+    monkeypatch.setattr(series, "MAX_SERIES_KB", 0)
+    with pytest.raises(UsageError, match="over the 0 kB a series may have"):
+        series.load(str(box))
