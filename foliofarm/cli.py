@@ -192,6 +192,8 @@ def guest_options(run: argparse.ArgumentParser, d: dict[str, Any]) -> None:
     run.add_argument("--boot-timeout", type=positive_seconds, default=300, help="seconds to reach the guest shell")
     run.add_argument("--build-timeout", type=positive_seconds, metavar="SECONDS", help="a kernel "
                      "build's wall clock (default FOLIOFARM_BUILD_TIMEOUT, else 3 h)")
+    run.add_argument("--timeout", type=positive_seconds, metavar="SECONDS", help="the whole run's "
+                     "wall clock: then all it started is killed, exit 3")
     run.add_argument("--jobs", type=positive_int, default=None,
                      help="make -j for the kernel builds (default: the host's cores)")
     run.add_argument("--cpus", type=positive_int, default=d.get("guest_cpus", 2),
@@ -371,6 +373,7 @@ def run_options(args: argparse.Namespace, argv: list[str]) -> RunOptions:
         tcg_threads=args.tcg_threads,
         boot_timeout=args.boot_timeout,
         build_timeout=args.build_timeout,
+        timeout=args.timeout,
         allow_binary=args.allow_binary,
         guests=args.guests,
         tree_guests=args.tree_guests,

@@ -44,6 +44,7 @@ class RunOptions:
     tcg_threads: str = "single"      # TCG: vCPUs in turns on one thread, or each its own
     boot_timeout: float = 300
     build_timeout: float | None = None   # a build stage's wall clock (None: kernel.build's default)
+    timeout: float | None = None     # the whole run's wall clock
     allow_binary: bool = False       # take a series' binary patches
     guests: int = 1                  # boots of the farm's own checks at once
     tree_guests: int | None = None   # and of the tree's checks (default: guests)

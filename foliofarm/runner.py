@@ -21,7 +21,7 @@ from foliofarm.intake import source
 from foliofarm.paths import cache_dir
 from foliofarm.plan import Measure, RunOptions
 from foliofarm.report.results import ResultsWriter
-from foliofarm.util import clean_stale_tmp
+from foliofarm.util import clean_stale_tmp, deadline
 
 __all__ = ["Run", "RunOptions"]
 
@@ -66,6 +66,9 @@ class Run:
                                      f"node(s), accel {o.accel}, TCG threads {o.tcg_threads}"
                                      + (f", own checks booted by {o.runner}" if o.runner != "qemu" else ""))
         self.log(f"results in {w.dir}")
+        if o.timeout:       # then all the run started is killed, exit 3
+            deadline(o.timeout, lambda: self.stopped(f"the run was stopped at its limit of "
+                                                      f"{o.timeout:g} s (--timeout)"))
         lab = Lab(o, w, self.cache, self.log, self.ui.status)
         complete, usage = True, False
         try:
@@ -93,6 +96,12 @@ class Run:
             code = 2
         self.finish(lab, code)
         return code
+
+    def stopped(self, why: str) -> None:
+        """The run stopped from outside the loop (--timeout): recorded and said."""
+        self.writer.add("errors", {"stage": "limit", "message": why})
+        self.writer.finish(False)
+        self.ui.print(Text("error: ", style="red") + Text(why))
 
     def loop(self, lab: Lab, steps: plan.Steps) -> bool:
         """Carry out each step of the plan, timed; True if every measurement

@@ -35,8 +35,10 @@ unsandboxed, for hosts where bubblewrap cannot make namespaces.
 
 from __future__ import annotations
 
+import errno
 import os
 import resource
+import stat
 import shutil
 import subprocess
 from dataclasses import dataclass
@@ -173,3 +175,69 @@ def stopped_lines(log_text: str, limit: int = 5) -> list[str]:
     if not enabled():
         return []
     return [ln for ln in log_text.splitlines() if any(s in ln for s in STOPPED)][:limit]
+
+
+# -- files the sandboxed code made or brought (a series' tree, what its build
+# wrote): read without following links, only if they are what they should be,
+# and bounded. A link to a host file, a FIFO that blocks or /dev/zero is never read.
+
+
+def read_regular(path: Path, max_bytes: int, what: str = "") -> bytes:
+    """A file someone else's code wrote, read without following a link and
+    only if it is a regular file of at most ``max_bytes`` (never a FIFO that
+    blocks, a device, or a link to a host file)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise InfraError(f"{what or path}: {path} is a symbolic link; refused") from None
+        raise
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(f.fileno())
+        if not stat.S_ISREG(st.st_mode):
+            raise InfraError(f"{what or path}: {path} is not a regular file; refused")
+        if st.st_size > max_bytes:
+            raise InfraError(f"{what or path}: {path} is {st.st_size >> 20} MB, over the "
+                             f"{max_bytes >> 20} MB such a file may have; refused")
+        return f.read(max_bytes + 1)[:max_bytes]
+
+
+def tree_file_bytes(path: str | os.PathLike[str]) -> bytes:
+    """A tree's file as a cache key sees it (a series' tree: anything may be
+    there): a link by where it points, never followed (a link to /dev/zero
+    would be read forever); anything but a regular file by its kind alone."""
+    st = os.lstat(path)
+    if stat.S_ISLNK(st.st_mode):
+        return b"link:" + os.fsencode(os.readlink(path))
+    if not stat.S_ISREG(st.st_mode):
+        return f"special:{stat.S_IFMT(st.st_mode)}".encode()
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    with os.fdopen(fd, "rb") as f:
+        return f.read()
+
+
+def copy_regular(src: Path, dst: Path, max_bytes: int, what: str = "") -> None:
+    """Copy a file someone else's code made, on read_regular's terms."""
+    dst.write_bytes(read_regular(src, max_bytes, what))
+    os.utime(dst, ns=(os.stat(src, follow_symlinks=False).st_atime_ns,
+                      os.stat(src, follow_symlinks=False).st_mtime_ns))
+
+
+def tree_size(path: Path) -> int:
+    """Bytes a directory tree takes on disk (links not followed)."""
+    total = 0
+    stack = [path]
+    while stack:
+        try:
+            with os.scandir(stack.pop()) as it:
+                for e in it:
+                    try:
+                        st = e.stat(follow_symlinks=False)
+                    except OSError:
+                        continue
+                    total += st.st_blocks * 512
+                    if e.is_dir(follow_symlinks=False):
+                        stack.append(Path(e.path))
+        except OSError:
+            continue
+    return total

@@ -10,7 +10,6 @@ import os
 import shlex
 import shutil
 import signal
-import stat
 import subprocess
 import tempfile
 import threading
@@ -114,6 +113,9 @@ def _run(args: list[str], cwd: Path | None, env: dict[str, str] | None, input: b
                         raise _OverLimit(why) from None
         except BaseException:
             if own_group:
+                # bwrap --new-session puts the command in a session of its own:
+                # what the group kill misses is killed by the process tree
+                kill_descendants(proc.pid)
                 kill_group(proc.pid)
             proc.kill()
             proc.wait()
@@ -131,6 +133,48 @@ def kill_group(pgid: int | None) -> None:
         pass
 
 
+def descendants(pid: int) -> list[int]:
+    """Every process below ``pid`` (its children, theirs, ...), from /proc."""
+    children: dict[int, list[int]] = {}
+    for stat_file in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat_file.read_text()
+        except OSError:
+            continue
+        fields = text[text.rindex(")") + 2:].split()
+        children.setdefault(int(fields[1]), []).append(int(stat_file.parent.name))
+    out, todo = [], [pid]
+    while todo:
+        for c in children.get(todo.pop(), []):
+            out.append(c)
+            todo.append(c)
+    return out
+
+
+def kill_descendants(pid: int) -> None:
+    """SIGKILL everything ``pid`` started, and what that started."""
+    for c in descendants(pid):
+        try:
+            os.kill(c, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+def deadline(seconds: float, said: Callable[[], None]) -> threading.Timer:
+    """After ``seconds``: ``said()`` (the caller records why), then everything
+    this process started is killed and it exits 3."""
+    def expire() -> None:
+        try:
+            said()
+        finally:
+            kill_descendants(os.getpid())
+            os._exit(3)
+    timer = threading.Timer(seconds, expire)
+    timer.daemon = True
+    timer.start()
+    return timer
+
+
 def tail(path: Path, lines: int) -> str:
     try:
         with open(path, "rb") as f:
@@ -139,67 +183,6 @@ def tail(path: Path, lines: int) -> str:
             return "\n".join(f.read().decode(errors="replace").splitlines()[-lines:])
     except OSError:
         return ""
-
-
-def read_regular(path: Path, max_bytes: int, what: str = "") -> bytes:
-    """A file someone else's code wrote, read without following a link and
-    only if it is a regular file of at most ``max_bytes`` (never a FIFO that
-    blocks, a device, or a link to a host file)."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise InfraError(f"{what or path}: {path} is a symbolic link; refused") from None
-        raise
-    with os.fdopen(fd, "rb") as f:
-        st = os.fstat(f.fileno())
-        if not stat.S_ISREG(st.st_mode):
-            raise InfraError(f"{what or path}: {path} is not a regular file; refused")
-        if st.st_size > max_bytes:
-            raise InfraError(f"{what or path}: {path} is {st.st_size >> 20} MB, over the "
-                             f"{max_bytes >> 20} MB such a file may have; refused")
-        return f.read(max_bytes + 1)[:max_bytes]
-
-
-def tree_file_bytes(path: str | os.PathLike[str]) -> bytes:
-    """A tree's file as a cache key sees it (a series' tree: anything may be
-    there): a link by where it points, never followed (a link to /dev/zero
-    would be read forever); anything but a regular file by its kind alone."""
-    st = os.lstat(path)
-    if stat.S_ISLNK(st.st_mode):
-        return b"link:" + os.fsencode(os.readlink(path))
-    if not stat.S_ISREG(st.st_mode):
-        return f"special:{stat.S_IFMT(st.st_mode)}".encode()
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
-    with os.fdopen(fd, "rb") as f:
-        return f.read()
-
-
-def copy_regular(src: Path, dst: Path, max_bytes: int, what: str = "") -> None:
-    """Copy a file someone else's code made, on read_regular's terms."""
-    dst.write_bytes(read_regular(src, max_bytes, what))
-    os.utime(dst, ns=(os.stat(src, follow_symlinks=False).st_atime_ns,
-                      os.stat(src, follow_symlinks=False).st_mtime_ns))
-
-
-def tree_size(path: Path) -> int:
-    """Bytes a directory tree takes on disk (links not followed)."""
-    total = 0
-    stack = [path]
-    while stack:
-        try:
-            with os.scandir(stack.pop()) as it:
-                for e in it:
-                    try:
-                        st = e.stat(follow_symlinks=False)
-                    except OSError:
-                        continue
-                    total += st.st_blocks * 512
-                    if e.is_dir(follow_symlinks=False):
-                        stack.append(Path(e.path))
-        except OSError:
-            continue
-    return total
 
 
 def sha256_text(*parts: str | bytes) -> str:

@@ -116,3 +116,20 @@ def test_a_hostile_series_stays_in_the_sandbox_and_out_of_the_next_kernel(tmp_pa
     assert not escaped.exists()
     for where in (tmp_path, cache_dir()):
         assert holding(where, password) == [], f"the secret is in files under {where}"
+
+
+def test_a_run_past_its_timeout_is_stopped_with_the_reason_recorded(tmp_path):
+    """--timeout: the whole run's wall clock. Past it, what the run started
+    (its guest here) is killed, the reason is in results.json, exit 3."""
+    from foliofarm.judge import checks
+    p = subprocess.Popen([sys.executable, "-m", "foliofarm", "run", "--kernel", "debian:7.3",
+                          "--cells", "4k-*", "--checks", checks.own(), "--fresh", "--timeout", "8",
+                          "--results", str(tmp_path)], cwd=ROOT, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.PIPE, text=True)
+    _, err = p.communicate(timeout=300)
+    assert p.returncode == 3, err[-2000:]
+    doc = json.loads((tmp_path / "latest" / "results.json").read_text())
+    assert any(e["stage"] == "limit" and "its limit of 8 s" in e["message"] for e in doc["errors"])
+    assert doc["complete"] is False
+    left = subprocess.run(["pgrep", "-f", f"foliofarm-{p.pid}-"], capture_output=True, text=True)
+    assert left.stdout == "", f"the run's guests were left running: {left.stdout}"

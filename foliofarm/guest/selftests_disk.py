@@ -38,7 +38,8 @@ from foliofarm.errors import InfraError, TimedOut
 from foliofarm.intake.source import KernelSource
 from foliofarm.paths import VMTESTS
 from foliofarm.util import (StagingDir, check_free_space, clean_stale_staging, code_digest, run, seal, sealed,
-                            sha256_files, sha256_text, tmp_dir, tree_file_bytes, write_json)
+                            sha256_files, sha256_text, tmp_dir, write_json)
+from foliofarm.sandbox import tree_file_bytes
 
 RECIPE = "mm-selftests 1"
 SYSROOT_PACKAGES = ("libcap-dev", "libcap2", "libnuma-dev", "libnuma1")

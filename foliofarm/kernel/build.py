@@ -31,8 +31,9 @@ from foliofarm.kernel.modules import MODULE_STAMP, MODULES, module_inputs
 from foliofarm.errors import BuildError, InfraError, TimedOut
 from foliofarm.paths import KERNEL_CONFIGS, VMTESTS
 from foliofarm.intake.source import KernelSource
-from foliofarm.util import (StagingDir, check_free_space, clean_stale_staging, copy_regular, file_digest,
-                            is_enospc, run, sha256_files, sha256_text, write_json)
+from foliofarm.sandbox import copy_regular
+from foliofarm.util import (StagingDir, check_free_space, clean_stale_staging, file_digest, is_enospc,
+                            run, sha256_files, sha256_text, write_json)
 
 CROSS_COMPILE = "aarch64-linux-gnu-"
 # The guest's kernel modules: the page-table probe every boot loads, and the

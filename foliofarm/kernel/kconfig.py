@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from foliofarm.errors import ConfigError, UsageError
-from foliofarm.util import sha256_text, tree_file_bytes, write_atomic
+from foliofarm.sandbox import tree_file_bytes
+from foliofarm.util import sha256_text, write_atomic
 
 SET_RE = re.compile(r"^(CONFIG_\w+)=(.*)$")
 UNSET_RE = re.compile(r"^# (CONFIG_\w+) is not set$")

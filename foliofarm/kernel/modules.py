@@ -9,7 +9,8 @@ import os
 from pathlib import Path
 
 from foliofarm.errors import InfraError
-from foliofarm.util import read_regular, sha256_text
+from foliofarm.sandbox import read_regular
+from foliofarm.util import sha256_text
 
 MODULES = ("ffprobe.ko", "ffsplat.ko")
 # What the probe modules were last built from (module_inputs), in their directory.

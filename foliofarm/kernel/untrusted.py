@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Callable
 
 from foliofarm import locks
-from foliofarm.util import pid_alive, read_regular, run, tree_size
+from foliofarm.sandbox import read_regular, tree_size
+from foliofarm.util import pid_alive, run
 
 # A series' build may add this much to its copy of the base's build directory.
 SERIES_DISK_MB = int(os.environ.get("FOLIOFARM_SERIES_DISK_MB", "4096"))

@@ -23,6 +23,8 @@ from foliofarm.watch.state import Row, State
 
 WAITING = ("waiting", "incomplete", "queued")
 MAX_PAUSE = 3600
+# A run past its --timeout is killed by the watcher this long after.
+KILL_AFTER = 120
 
 
 @dataclass
@@ -199,7 +201,7 @@ class Watcher:
         out = tester.run(patches, folder, self.cfg.run.argv() + self.limits(),
                          folder / f"attempt-{attempt}.log",
                          lambda pid: self.state.move(row.key, "testing", None, pid=pid),
-                         seconds=self.cfg.series.run_minutes * 60)
+                         seconds=self.cfg.series.run_minutes * 60 + KILL_AFTER)
         self.say(f"{row.subject!r}: {out.kind} (exit {out.rc}) {json.dumps(out.pages)}")
         fields = dict(pid=None, outcome=out.kind, run_dir=str(out.run_dir) if out.run_dir else None,
                       verdicts=json.dumps(out.pages) if out.pages else None)
@@ -215,7 +217,8 @@ class Watcher:
 
     def limits(self) -> list[str]:
         """The run options that bound one series' run."""
-        return ["--build-timeout", f"{self.cfg.series.build_minutes * 60:g}"]
+        s = self.cfg.series
+        return ["--build-timeout", f"{s.build_minutes * 60:g}", "--timeout", f"{s.run_minutes * 60:g}"]
 
     def patch_folder(self, row: Row, folder: Path) -> Path:
         """The series as a folder of messages, cover first (intake reads it as a thread)."""
