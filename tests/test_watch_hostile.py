@@ -80,6 +80,24 @@ def raws(frm: str = DEV, tag: str = "v1", version: int = 1, reply_to=()) -> list
     return out
 
 
+def watching(tmp_path: Path, raws_: list[bytes], **reply) -> Watcher:
+    """A watcher (--once, settle 0) over a fresh public-inbox holding ``raws_``,
+    having read and sorted them; [reply] and [smtp] fields from ``reply``."""
+    ib = Inbox(tmp_path / "pi")
+    for raw in raws_:
+        ib.post(raw)
+    cfg = config.load()
+    cfg.series.settle_minutes = 0
+    for k, v in reply.items():
+        part, _, name = k.partition("__")
+        setattr(getattr(cfg, part), name, v)
+    w = Watcher(WatchOptions(str(ib.dir), cfg, tmp_path / "state", tmp_path / "out", once=True,
+                             send=bool(reply.get("smtp__host")), log=open(os.devnull, "w")))
+    w.inbox = ib
+    sorted_now(w)
+    return w
+
+
 def sorted_now(w: Watcher) -> None:
     """One pass of reading and sorting (what one_pass does before testing)."""
     w.sort(w.read(), time.time())
@@ -87,14 +105,8 @@ def sorted_now(w: Watcher) -> None:
 
 @needs_public_inbox
 def test_only_a_complete_newer_version_from_the_same_sender_supersedes(tmp_path):
-    ib = Inbox(tmp_path / "pi")
-    for raw in raws():
-        ib.post(raw)
-    cfg = config.load()
-    cfg.series.settle_minutes = 0
-    w = Watcher(WatchOptions(str(ib.dir), cfg, tmp_path / "state", tmp_path / "out", once=True,
-                             log=open(os.devnull, "w")))
-    sorted_now(w)
+    w = watching(tmp_path, raws())
+    ib = w.inbox
     [v1] = w.state.rows()
     assert v1.state == "queued", v1.reason
     # a stranger's incomplete v99 and complete v98 in the same thread: nothing changes
@@ -238,15 +250,7 @@ def answering(w: Watcher) -> None:
 
 @needs_public_inbox
 def test_a_from_of_one_quote_fails_its_series_and_the_next_is_answered(tmp_path):
-    ib = Inbox(tmp_path / "pi")
-    bad, good = raws(frm='"', tag="bad"), raws(tag="good")
-    for raw in [*bad, *good]:
-        ib.post(raw)
-    cfg = config.load()
-    cfg.series.settle_minutes = 0
-    w = Watcher(WatchOptions(str(ib.dir), cfg, tmp_path / "state", tmp_path / "out", once=True,
-                             log=open(os.devnull, "w")))
-    sorted_now(w)
+    w = watching(tmp_path, [*raws(frm='"', tag="bad"), *raws(tag="good")])
     judged(w, tmp_path)
     answering(w)
     states = {r.anchor: (r.state, r.reason) for r in w.state.rows()}
@@ -284,19 +288,12 @@ def test_refused_sends_are_given_up_after_their_attempts_and_an_unknown_one_is_n
             return "250 OK"
 
     for handler, want in ((Refuse(), "failed"), (Drop(), "sending")):
-        ib = Inbox(tmp_path / type(handler).__name__ / "pi")
-        for raw in raws():
-            ib.post(raw)
         server, port = smtp_server(handler)
         try:
-            cfg = config.load()
-            cfg.series.settle_minutes = 0
-            cfg.smtp.host, cfg.smtp.port, cfg.smtp.starttls = "127.0.0.1", port, False
-            cfg.smtp.interval_seconds = 0
             d = tmp_path / type(handler).__name__
-            w = Watcher(WatchOptions(str(ib.dir), cfg, d / "state", d / "out", once=True, send=True,
-                                     log=open(os.devnull, "w")))
-            sorted_now(w)
+            w = watching(d, raws(), smtp__host="127.0.0.1", smtp__port=port, smtp__starttls=False,
+                         smtp__interval_seconds=0)
+            cfg = w.cfg
             judged(w, d)
             for _ in range(5):                   # five passes' worth of answering
                 answering(w)
@@ -313,17 +310,10 @@ def test_refused_sends_are_given_up_after_their_attempts_and_an_unknown_one_is_n
 
 @needs_public_inbox
 def test_the_hourly_cap_counts_recipients(tmp_path):
-    ib = Inbox(tmp_path / "pi")
-    for tag in ("a", "b", "c"):
-        for raw in raws(tag=tag):
-            ib.post(raw.replace(b"\nTo: ", b"\nCc: x1@example.net, x2@example.net\nTo: ", 1))
-    cfg = config.load()
-    cfg.series.settle_minutes = 0
-    cfg.reply.cc = "all"
-    cfg.reply.recipients_per_hour = 8      # 4 a reply: author, list, two Cc; two replies fit
-    w = Watcher(WatchOptions(str(ib.dir), cfg, tmp_path / "state", tmp_path / "out", once=True,
-                             log=open(os.devnull, "w")))
-    sorted_now(w)
+    cc = b"\nCc: x1@example.net, x2@example.net\nTo: "
+    # 4 a reply: author, list, two Cc; two replies fit
+    w = watching(tmp_path, [raw.replace(b"\nTo: ", cc, 1) for tag in "abc" for raw in raws(tag=tag)],
+                 reply__cc="all", reply__recipients_per_hour=8)
     judged(w, tmp_path)
     answering(w)
     got = sorted(r.state for r in w.state.rows())
