@@ -287,7 +287,7 @@ def test_the_status_page_lists_each_series_with_its_verdicts_and_links(tmp_path)
     s.put(state.Row("k2", "b@x", "b@x", "net: y", "[PATCH] net: y", "N <n@x>", 1, 1, NOW, NOW, NOW - 5,
                     "ignored", "touches no path of interest (net/core/dev.c)"))
     page = status.render(s, tmp_path, "https://lore.example/linux-mm")
-    assert "2 series seen (1 ignored, 1 replied)" in page
+    assert "2 series seen in the last 14 days (1 ignored, 1 replied)" in page
     assert "[PATCH v2 0/3] mm: x &lt;b&gt;" in page and 'href="https://lore.example/linux-mm/a@x/"' in page
     assert '<td class="v-regression">regression &times;2</td>' in page and "pass &times;12" in page
     assert 'href="runs/k1/r/report.html"' in page and "results.json" not in page

@@ -22,6 +22,7 @@ from inbox import LIST, Inbox, example_series, mail, needs_public_inbox  # noqa:
 NOW = time.time()
 DEV = "A. Developer <dev@example.org>"
 EVIL = "Mallory <mallory@evil.example>"
+DATA = Path(__file__).resolve().parent / "data"
 EXAMPLES = int(os.environ.get("FOLIOFARM_FUZZ_EXAMPLES", "200"))
 
 
@@ -88,6 +89,7 @@ def watching(tmp_path: Path, raws_: list[bytes], **reply) -> Watcher:
         ib.post(raw)
     cfg = config.load()
     cfg.series.settle_minutes = 0
+    cfg.reply.when = "always"          # these judged runs are stand-ins: a reply for each
     for k, v in reply.items():
         part, _, name = k.partition("__")
         setattr(getattr(cfg, part), name, v)
@@ -349,3 +351,85 @@ def test_a_series_run_gets_none_of_the_watchers_secrets(monkeypatch):
     env = tester.child_env()
     assert "FOLIOFARM_SMTP_PASSWORD" not in env and "AWS_SECRET_ACCESS_KEY" not in env
     assert env["FOLIOFARM_CACHE"] == "/srv/cache" and "PYTHONPATH" in env
+
+
+# -- a bot one can hold to account (issue: speak only with news)
+
+
+def test_send_refuses_a_localhost_sender_or_domain_and_wants_an_owner():
+    import pytest
+    from foliofarm.errors import UsageError
+    cfg = config.load()
+    with pytest.raises(UsageError, match="not localhost"):
+        reply.check_sending(cfg)                     # the defaults: foliofarm@localhost
+    cfg.reply.from_ = "foliofarm bot <bot@farm.example.org>"
+    with pytest.raises(UsageError, match=r"\[reply\] domain"):
+        reply.check_sending(cfg)
+    cfg.reply.domain = "farm.example.org"
+    with pytest.raises(UsageError, match="owner"):
+        reply.check_sending(cfg)
+    cfg.reply.owner = "Farm Owner <owner@example.org>"
+    reply.check_sending(cfg)
+    cover, _ = benign()
+    body = reply.compose(cover, "k", "body\n", cfg).get_content()
+    assert "run by Farm Owner <owner@example.org>" in body and "left out" in body
+
+
+def test_stable_backports_and_other_trees_are_routed_away():
+    cfg = config.load()
+    from foliofarm.watch.loop import assess
+    for subject, tag in (("[PATCH 6.12.y] mm: fix", "6.12.y"), ("[PATCH AUTOSEL 6.1 1/1] mm: x", "autosel"),
+                         ("[PATCH net-next v2] mm: y", "net-next")):
+        m = described(mail(subject, f"{tag}@example.org", example_series("benign.mbox")[1][1]))
+        v = threads.group([m])[threads.key_of(m)]
+        assert assess(v, cfg, NOW, NOW - 3600, NOW - 3600) == \
+            ("ignored", f"a {tag} series, not for this base ([route] ignore)")
+
+
+@needs_public_inbox
+def test_a_resend_is_not_tested_again_and_opted_out_authors_get_no_reply(tmp_path):
+    w = watching(tmp_path, raws())
+    judged(w, tmp_path)
+    [first] = w.state.rows()
+    resend = [r.replace(b"Subject: [PATCH", b"Subject: [PATCH RESEND").replace(b"v1.", b"rs.")
+              for r in raws()]
+    for raw in resend:
+        w.inbox.post(raw)
+    sorted_now(w)
+    again = [r for r in w.state.rows() if r.key != first.key]
+    assert [r.state for r in again] == ["ignored"] and "RESEND is not tested again" in again[0].reason
+    out = tmp_path / "opt-out"
+    out.write_text("# asked on 2026-11-20\nDev@Example.org\n")
+    w.cfg.reply.opt_out = str(out)
+    answering(w)
+    assert w.state.get(first.key).state == "quiet" and "opted out" in w.state.get(first.key).reason
+    assert len(list((tmp_path / "out").rglob("*"))) <= 3          # the maildir's folders, no mail
+
+
+@needs_public_inbox
+def test_a_held_v1_is_dropped_when_v2_arrives_and_an_all_pass_series_is_not_news(tmp_path):
+    w = watching(tmp_path, raws())
+    judged(w, tmp_path)
+    for raw in raws(version=2, tag="v2", reply_to=["v1.0@example.org"]):
+        if b"@@" in raw:                    # v2 changes the code (a RESEND would not)
+            at = raw.index(b"\n+", raw.index(b"@@"))
+            raw = raw[:at] + b"\n+/* v2 */" + raw[at + 2:]
+        w.inbox.post(raw)
+    sorted_now(w)
+    answering(w)
+    v1 = next(r for r in w.state.rows() if r.version == 1)
+    assert v1.state == "superseded" and "v2 arrived before this reply went out" in v1.reason
+    # v2's run: a real results.json of an all-pass series run, recorded
+    v2 = next(r for r in w.state.rows() if r.version == 2)
+    run = tmp_path / "runs" / v2.key
+    run.mkdir(parents=True)
+    (run / "results.json").write_bytes((DATA / "results" / "benign-4k.json").read_bytes())
+    (run / "report.txt").write_text("all pass\n")
+    w.state.move(v2.key, "tested", "", outcome="judged", run_dir=str(run))
+    w.cfg.reply.when = "news"
+    answering(w)
+    assert w.state.get(v2.key).state == "quiet" and "no news" in w.state.get(v2.key).reason
+    w.cfg.reply.when = "always"
+    w.state.move(v2.key, "tested", "")
+    answering(w)
+    assert w.state.get(v2.key).state == "replied"

@@ -52,6 +52,9 @@ def main(argv: list[str]) -> int:
             cfg.run.cells = args.cells.split(",")
         if args.checks:
             cfg.run.checks = args.checks.split(",")
+        if args.send:
+            from foliofarm.watch import reply
+            reply.check_sending(cfg)
         state = args.state.resolve()
         opts = WatchOptions(args.archive, cfg, state, (args.outbox or state / "outbox").resolve(),
                             once=args.once, send=args.send, poll=args.poll)

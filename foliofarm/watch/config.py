@@ -51,6 +51,22 @@ class RunPart(_Strict):
         return out + self.args
 
 
+class RoutePart(_Strict):
+    """What a series' subject tags say of the tree it is for ([PATCH 6.12.y],
+    [PATCH AUTOSEL 6.1], [PATCH net-next]): globs of tags (lower case) whose
+    series are not for this base and are ignored."""
+    ignore: list[str] = Field(default_factory=lambda: list(ROUTE_IGNORE))
+
+    def ignored(self, tags: list[str]) -> str:
+        """The first tag an ignore glob matches, or ""."""
+        return next((t for t in tags for g in self.ignore if fnmatchcase(t, g.lower())), "")
+
+
+# stable backports, AUTOSEL, a kernel version, and other trees' own branches
+ROUTE_IGNORE = ("*.y", "stable", "autosel", "[0-9]*.[0-9]*", "[0-9].[0-9]*", "net", "net-next",
+                "bpf", "bpf-next", "wireless*", "drm-*")
+
+
 class SeriesPart(_Strict):
     settle_minutes: float = Field(default=5, ge=0)
     incomplete_hours: float = Field(default=2, ge=0)
@@ -58,6 +74,8 @@ class SeriesPart(_Strict):
     max_message_kb: int = Field(default=1024, ge=1)
     max_series_kb: int = Field(default=4096, ge=1)
     backlog_days: float = Field(default=2, ge=0)
+    # a series still incomplete this long after its first patch is given up
+    give_up_days: float = Field(default=7, gt=0)
     attempts: int = Field(default=3, ge=1)
     # one series' whole run (its process group killed after), and each build in it
     run_minutes: float = Field(default=120, gt=0)
@@ -69,8 +87,16 @@ class ReplyPart(_Strict):
     domain: str = "foliofarm.localhost"
     cc: Literal["all", "lists", "none"] = "lists"
     max_recipients: int = Field(default=10, ge=1)
-    on_not_applied: bool = True
+    # "news": a reply only for a regression, a build break, a new splat or a
+    # figure that moved beyond noise; "always": every judged series
+    when: Literal["news", "always"] = "news"
+    on_not_applied: bool = False
     on_not_built: bool = True
+    # who runs this bot (a reply's footer names them; --send needs it), the status
+    # page's address, and a file of addresses and Message-IDs never answered
+    owner: str = ""
+    status_url: str = ""
+    opt_out: str = ""
     per_hour: int = Field(default=20, ge=1)
     recipients_per_hour: int = Field(default=100, ge=1)
     # a reply whose sending failed is tried this many times in all
@@ -87,8 +113,15 @@ class SmtpPart(_Strict):
     login_file: str = ""
 
 
+class StatusPart(_Strict):
+    # the status page shows this many days; older series are on a page per month
+    days: float = Field(default=14, gt=0)
+
+
 class WatchConfig(_Strict):
     interest: Interest = Field(default_factory=Interest)
+    route: RoutePart = Field(default_factory=RoutePart)
+    status: StatusPart = Field(default_factory=StatusPart)
     run: RunPart = Field(default_factory=RunPart)
     series: SeriesPart = Field(default_factory=SeriesPart)
     reply: ReplyPart = Field(default_factory=ReplyPart)

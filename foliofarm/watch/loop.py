@@ -112,7 +112,7 @@ class Watcher:
             self.state.move(row.key, "failed", why, pid=None)
 
     def write_status(self) -> None:
-        status.write(self.state, self.o.state_dir, self.o.where)
+        status.write(self.state, self.o.state_dir, self.o.where, self.cfg.status.days)
 
     # -- reading and sorting
 
@@ -168,27 +168,32 @@ class Watcher:
         if v.foreign and new != "refused":
             why += (f"; {len(v.foreign)} message(s) from other senders left out"
                     if why else f"{len(v.foreign)} message(s) from other senders left out")
+        if new == "queued":
+            row.patch_ids = row.patch_ids or threads.patch_ids(
+                [self.state.raw(m.msgid) for m in v.messages if m.kind == threads.PATCH])
+            if done := self.tested_before(row):
+                new, why = "ignored", f"the same patches as {done.subject!r} (v{done.version}), " \
+                                      f"already {done.state}: a RESEND is not tested again"
         if row.state != new or row.reason != why:
             self.say(f"{a.subject!r}: {new}{' (' + why + ')' if why else ''}")
         row.state, row.reason = new, why
         self.state.put(row)
+
+    def tested_before(self, row: Row) -> Row | None:
+        """Another series with the same patches (by patch-id) that was tested or is."""
+        if not row.patch_ids or "" in row.patch_ids.split(" "):
+            return None
+        return next((r for r in self.state.rows("testing", "tested", "sending", "replied", "quiet")
+                     if r.key != row.key and r.patch_ids == row.patch_ids), None)
 
     def supersede(self) -> None:
         """A series not yet tested gives way to a newer version of itself: a
         complete one (queued or further on), from the same sender, in the same
         thread or under the same title. An incomplete or a stranger's "v99"
         changes nothing."""
-        rows = self.state.rows()
-        live = [r for r in rows if r.state not in ("ignored", "refused", "old", "waiting", "incomplete")]
-        for r in rows:
-            if r.state not in WAITING:
-                continue
-            me = threads.address_of(r.author)
-            newer = [n for n in live if n.version > r.version and n.key != r.key and me
-                     and threads.address_of(n.author) == me
-                     and (n.root == r.root or n.title == r.title)]
-            if newer:
-                self.state.move(r.key, "superseded", f"v{max(n.version for n in newer)} arrived")
+        for r in self.state.rows(*WAITING):
+            if newer := self.newer_version(r):
+                self.state.move(r.key, "superseded", f"v{newer.version} arrived")
 
     # -- testing and answering
 
@@ -231,11 +236,12 @@ class Watcher:
         return folder
 
     def answer(self, row: Row) -> None:
-        wanted = {tester.JUDGED: True, tester.NOT_APPLIED: self.cfg.reply.on_not_applied,
-                  tester.NOT_BUILT: self.cfg.reply.on_not_built}.get(row.outcome or "", False)
-        if not wanted:
-            self.state.move(row.key, "quiet", f"{row.outcome}: no reply configured"
-                            + (f"; {row.reason}" if row.reason else ""))
+        if why := self.not_answered(row):
+            self.state.move(row.key, "quiet", why + (f"; {row.reason}" if row.reason else ""))
+            return
+        if newer := self.newer_version(row):
+            self.state.move(row.key, "superseded", f"v{newer.version} arrived before this reply "
+                                                   "went out: only the newest version is answered")
             return
         msg = self.compose(row)
         to = reply.addressed(msg)
@@ -270,6 +276,30 @@ class Watcher:
                         replied_at=time.time())
         self.say(f"replied to {row.subject!r} as <{rid}> ({len(to)} recipients)"
                  + ("" if self.sender else f" (in {self.o.outbox})"))
+
+    def not_answered(self, row: Row) -> str:
+        """Why ``row`` gets no reply, or "": opted out, nothing configured for its
+        outcome, or (when = "news") nothing new to say."""
+        r = self.cfg.reply
+        out = reply.opted_out(self.cfg)
+        if out & {threads.address_of(row.author), row.anchor.lower(), row.root.lower()}:
+            return "opted out ([reply] opt_out)"
+        wanted = {tester.JUDGED: True, tester.NOT_APPLIED: r.on_not_applied,
+                  tester.NOT_BUILT: r.on_not_built}.get(row.outcome or "", False)
+        if not wanted:
+            return f"{row.outcome}: no reply configured"
+        if row.outcome == tester.JUDGED and r.when == "news" and row.run_dir \
+                and not tester.news(Path(row.run_dir)):
+            return "no news (every check as on the base): on the status page only"
+        return ""
+
+    def newer_version(self, row: Row) -> Row | None:
+        """A complete newer version of ``row`` from its sender (queued or further)."""
+        me = threads.address_of(row.author)
+        return next((n for n in self.state.rows() if n.version > row.version and me
+                     and n.state not in ("ignored", "refused", "old", "waiting", "incomplete", "expired")
+                     and threads.address_of(n.author) == me
+                     and (n.root == row.root or n.title == row.title)), None)
 
     def compose(self, row: Row):
         v = threads.group(self.state.messages(row.key))[row.key]
@@ -313,6 +343,10 @@ def assess(v: threads.Version, cfg: WatchConfig, now: float, first: float, last:
         return "refused", f"{m.n}/{m.total}: {m.why or m.kind}"
     if v.last_arrival < now - s.backlog_days * 86400:
         return "old", f"dated before the {s.backlog_days:g}-day backlog window"
+    if tag := cfg.route.ignored(threads.tags(v.anchor.subject)):
+        return "ignored", f"a {tag} series, not for this base ([route] ignore)"
+    if not v.complete and now - first > s.give_up_days * 86400:
+        return "expired", f"{len(v.patches)} of {v.total} patches after {s.give_up_days:g} days: given up"
     if not v.complete:
         if now - first > s.incomplete_hours * 3600:
             missing = ", ".join(f"{n}/{v.total}" for n in v.missing[:10])

@@ -17,7 +17,7 @@ from email.message import EmailMessage
 from email.utils import formataddr, formatdate, getaddresses, parseaddr
 from pathlib import Path
 
-from foliofarm.errors import InfraError
+from foliofarm.errors import InfraError, UsageError
 from foliofarm.watch.config import WatchConfig
 from foliofarm.watch.threads import ADDRESS, Message, address_of
 
@@ -27,6 +27,36 @@ class SendUnknown(InfraError):
 
 class NoAddress(InfraError):
     """The series' From holds no address a reply may go to."""
+
+
+LOCAL_DOMAINS = ("localhost", "localdomain", "local", "invalid")
+
+
+def check_sending(cfg: WatchConfig) -> None:
+    """What --send needs to be a bot one can hold to account: a sender and a
+    Message-ID domain of the real world, and an owner to name in each reply."""
+    r = cfg.reply
+    addr = address_of(r.from_)
+    for what, domain in (("[reply] from", addr.rpartition("@")[2]), ("[reply] domain", r.domain)):
+        last = domain.lower().rstrip(".").rpartition(".")[2]
+        if not domain or "." not in domain or last in LOCAL_DOMAINS:
+            raise UsageError(f"--send with {what} {domain or r.from_!r}: a reply must come from a "
+                             "domain of the real world (not localhost): set it in the configuration")
+    if not address_of(r.owner):
+        raise UsageError("--send needs [reply] owner, the address of whoever runs this bot (each "
+                         "reply names them, for questions and to opt out)")
+
+
+def opted_out(cfg: WatchConfig) -> set[str]:
+    """The addresses and Message-IDs of [reply] opt_out (one a line, # comments),
+    read anew each pass: never answered."""
+    if not cfg.reply.opt_out:
+        return set()
+    try:
+        lines = Path(cfg.reply.opt_out).expanduser().read_text().splitlines()
+    except OSError as exc:
+        raise InfraError(f"[reply] opt_out {cfg.reply.opt_out}: {exc.strerror}") from None
+    return {ln.split("#", 1)[0].strip().strip("<>").lower() for ln in lines} - {""}
 
 
 def reply_id(key: str, cfg: WatchConfig) -> str:
@@ -70,6 +100,7 @@ def compose(anchor: Message, key: str, body: str, cfg: WatchConfig) -> EmailMess
     # the anchor and its parent: a thread's place, not a copy of whatever it carried
     msg["References"] = " ".join(f"<{r}>" for r in [*anchor.refs[-1:], anchor.msgid])
     msg["X-Mailer"] = "foliofarm watch"
+    body += footer(cfg)          # in the signature: who runs it, how to opt out, the status page
     msg.set_content(body, charset="utf-8", cte="quoted-printable" if not body.isascii() else "7bit")
     return msg
 
@@ -161,6 +192,18 @@ def reproduce(anchor: Message, argv: list[str]) -> list[str]:
 
 def _quoted(a: str) -> str:
     return a if a and all(c.isalnum() or c in "-_.,:=/+@" for c in a) else "'" + a.replace("'", "'\\''") + "'"
+
+
+def footer(cfg: WatchConfig) -> str:
+    """Who runs the bot, how to opt out, where its status page is."""
+    r = cfg.reply
+    lines = []
+    if r.owner:
+        lines.append(f"This bot is run by {r.owner}: write to them with questions, or to have "
+                     "your address or series left out of its replies.")
+    if r.status_url:
+        lines.append(f"Every series it saw, and why: {r.status_url}")
+    return ("\n" + "\n".join(lines) + "\n") if lines else ""
 
 
 def judged_body(report_txt: str, version: int, patches: int, anchor: Message, argv: list[str]) -> str:

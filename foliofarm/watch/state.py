@@ -18,6 +18,7 @@ updates, so a restart finds each where it was. What a state means:
   replied      done: judged and answered
   quiet        done: judged, no reply wanted (configuration)
   failed       the farm could not test it, after the configured attempts
+  expired      still incomplete after [series] give_up_days: given up
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from typing import Any, Iterable
 from foliofarm.watch.threads import Message
 
 STATES = ("waiting", "incomplete", "ignored", "old", "refused", "superseded", "queued",
-          "testing", "tested", "sending", "replied", "quiet", "failed")
+          "testing", "tested", "sending", "replied", "quiet", "failed", "expired")
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS messages (
@@ -77,6 +78,7 @@ class Row:
     updated: float = 0.0
     recipients: int = 0               # of its reply (the hourly cap counts them)
     sends: int = 0                    # attempts to send its reply that failed
+    patch_ids: str = ""               # its patches' `git patch-id --stable`, in order
 
     def page_verdicts(self) -> dict[str, list[Any]]:
         return json.loads(self.verdicts) if self.verdicts else {}
@@ -91,9 +93,11 @@ class State:
         self.db.execute("PRAGMA synchronous=FULL")
         self.db.executescript(SCHEMA)
         have = {r[1] for r in self.db.execute("PRAGMA table_info(series)")}
-        for column in ("recipients", "sends"):      # a state of an older watcher
+        for column, kind in (("recipients", "INTEGER NOT NULL DEFAULT 0"),   # a state of an
+                             ("sends", "INTEGER NOT NULL DEFAULT 0"),        # older watcher
+                             ("patch_ids", "TEXT NOT NULL DEFAULT ''")):
             if column not in have:
-                self.db.execute(f"ALTER TABLE series ADD COLUMN {column} INTEGER NOT NULL DEFAULT 0")
+                self.db.execute(f"ALTER TABLE series ADD COLUMN {column} {kind}")
 
     def close(self) -> None:
         self.db.close()

@@ -58,27 +58,45 @@ def row_html(r: Row, pages: list[str], folder: Path, archive: str) -> str:
             + "".join(cells) + f"<td>{_links(r, folder)}</td></tr>")
 
 
-def render(state: State, folder: Path, archive: str) -> str:
+def month(t: float) -> str:
+    return time.strftime("%Y-%m", time.gmtime(t))
+
+
+def render(state: State, folder: Path, archive: str, days: float = 14,
+           only: str | None = None) -> str:
+    """The status page: the series of the last ``days`` (the month ``only``'s
+    for an archive page), newest first, and links to the months before."""
     pages = matrix.page_sizes()
-    rows = sorted(state.rows(), key=lambda r: (r.date, r.key), reverse=True)
+    everything = sorted(state.rows(), key=lambda r: (r.date, r.key), reverse=True)
+    since = time.time() - days * 86400
+    rows = [r for r in everything if (month(r.date) == only if only else r.date >= since)]
+    months = sorted({month(r.date) for r in everything if r.date < since}, reverse=True)
     counts: dict[str, int] = {}
     for r in rows:
         counts[r.state] = counts.get(r.state, 0) + 1
     head = "".join(f"<th>{html.escape(p)}</th>" for p in pages)
     summary = ", ".join(f"{n} {s}" for s, n in sorted(counts.items())) or "nothing yet"
+    span = f"in {only}" if only else f"in the last {days:g} days"
+    older = " ".join(_link(f"archive-{m}.html", m) for m in months)
     return "\n".join([
         "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
         "<title>foliofarm watch</title>", f"<style>{STYLE}</style></head><body>",
         f"<h1>foliofarm watch: {html.escape(archive)}</h1>",
-        f"<p>{len(rows)} series seen ({html.escape(summary)}); {state.message_count()} messages "
-        f"read; updated {_when(time.time())} UTC.</p>",
+        f"<p>{len(rows)} series seen {span} ({html.escape(summary)}); {state.message_count()} "
+        f"messages read; updated {_when(time.time())} UTC.</p>",
+        (f"<p>Earlier months: {older}</p>" if older and not only else
+         '<p><a href="index.html">the last days</a></p>' if only else ""),
         "<table><thead><tr><th>series</th><th>version</th><th>patches</th><th>author</th>"
         f"<th>date (UTC)</th><th>state</th>{head}<th>results</th></tr></thead><tbody>",
         *(row_html(r, pages, folder, archive) for r in rows),
         "</tbody></table></body></html>", ""])
 
 
-def write(state: State, folder: Path, archive: str) -> Path:
+def write(state: State, folder: Path, archive: str, days: float = 14) -> Path:
+    """index.html (the last ``days``) and an archive page per earlier month."""
     path = folder / "index.html"
-    write_atomic(path, render(state, folder, archive))
+    write_atomic(path, render(state, folder, archive, days))
+    since = time.time() - days * 86400
+    for m in {month(r.date) for r in state.rows() if r.date < since}:
+        write_atomic(folder / f"archive-{m}.html", render(state, folder, archive, days, only=m))
     return path

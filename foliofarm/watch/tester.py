@@ -148,6 +148,20 @@ def outcome(rc: int, results: Path, log: Path) -> Outcome:
                    if broken else "", pages=page_verdicts(doc))
 
 
+# Verdicts that are news for the author: worth a mail when [reply] when = "news".
+NEWS = ("build-broken", "regression", "changed")
+
+
+def news(run_dir: Path) -> list[str]:
+    """What a judged run found that the author would want mailed: every
+    regression (a new splat or warning is the console check's), build break and
+    figure moved beyond noise, as "cell check: verdict"."""
+    from foliofarm.report import readback
+    doc = schema.typed(readback(run_dir / "results.json"))
+    return [f"{v.page_size}-{v.fs} {v.check}: {v.verdict}" for v in doc.verdicts
+            if v.verdict in NEWS]
+
+
 def page_verdicts(doc: schema.Results) -> dict[str, list[Any]]:
     """Page size -> [its worst verdict, how many checks had it]; quiet
     selftest rows (counted in their check's row) left out."""

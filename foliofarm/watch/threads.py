@@ -66,6 +66,19 @@ class Message:
         return address_of(self.author)
 
 
+# Words of a subject's [PATCH ...] prefix that say nothing of the tree it is for.
+NOT_A_TAG = re.compile(r"^(patch|rfc|resend|v\d+|\d+/\d+|)$", re.I)
+
+
+def tags(subject: str) -> list[str]:
+    """The tree or branch tags of a subject's prefix, lower case:
+    "[PATCH mm-unstable v2 1/3]" -> ["mm-unstable"], "[PATCH AUTOSEL 6.12 01/20]"
+    -> ["autosel", "6.12"], "[PATCH 6.1.y,6.6.y]" -> ["6.1.y", "6.6.y"]."""
+    m = mail.PREFIX.match(subject or "")
+    words = re.split(r"[\s,\[\]]+", m.group(0)) if m else []
+    return [w.lower() for w in words if not NOT_A_TAG.match(w)]
+
+
 def address_of(author: str) -> str:
     """The first address of a From header, lower-cased, if it is one a reply
     may go to (ADDRESS, at most 254 characters); else ""."""
@@ -140,6 +153,18 @@ def describe(raw: bytes, blob: str, now: float, max_bytes: int) -> Message:
         return Message(kind=NODIFF, why="it says PATCH but holds no diff", **base)
     mod, new = m.files()
     return Message(kind=PATCH, files=tuple(dict.fromkeys(mod + new)), **base)
+
+
+def patch_ids(raws: list[bytes]) -> str:
+    """The series' patches as `git patch-id --stable` sees them, in order: a
+    RESEND of the same patches has the same ids, whatever its mail says."""
+    from foliofarm.intake import git
+    ids = []
+    for raw in raws:
+        p = git.git(None, "patch-id", "--stable", stdin=mail.read(raw, "patch").patch, text=False,
+                    check=False, what="git patch-id")
+        ids.append(p.stdout.decode(errors="replace").split(" ", 1)[0] if p.returncode == 0 else "")
+    return " ".join(ids)
 
 
 def safely_described(raw: bytes, blob: str, now: float, max_bytes: int) -> Message:
