@@ -135,7 +135,10 @@ def run_parser(run: argparse.ArgumentParser, d: dict[str, Any]) -> None:
     """`foliofarm run`'s options: what to build, which cells and checks, the guests."""
     run.add_argument("--kernel", default=d["kernel"],
                      help=f"debian:X.Y ({', '.join(matrix.debian_kernels())}), a path to a "
-                          f"kernel tree, or PATH@REF, a commit of a kernel git tree (default {d['kernel']})")
+                          "kernel tree, PATH@REF (a commit of a kernel git tree) or "
+                          f"git:WHERE#BRANCH,... (a tree to follow) (default {d['kernel']})")
+    run.add_argument("--base", default=None, metavar="COMMIT", help="the commit of the --kernel "
+                     "tree to build (a followed tree's series: else the series' own base)")
     run.add_argument("--page-sizes", default=",".join(d["page_sizes"]),
                      help=f"comma-separated, of {', '.join(matrix.page_sizes())}")
     run.add_argument("--fs", default=",".join(d["filesystems"]),
@@ -149,25 +152,21 @@ def run_parser(run: argparse.ArgumentParser, d: dict[str, Any]) -> None:
     run.add_argument("--variant", default="default",
                      help=f"kernel config variant, of {', '.join(matrix.variants())}")
     run.add_argument("--series", default=None, metavar="MBOX|DIR|BASE..TIP",
-                     help="a patch series to judge against its base: an mbox (git format-patch "
-                          "--stdout, b4 am), a directory of patches (quilt series file order, else "
-                          "by name) or a git range in the --kernel PATH tree. Base and base+series "
-                          "are both built and checked; cells of the series are named X.Y+series")
+                     help="a patch series judged against its base: an mbox (git format-patch, b4 "
+                          "am), a directory of patches or a git range in the --kernel PATH tree")
     run.add_argument("--compare", default=None, metavar="KERNEL",
                      help="a second kernel (debian:X.Y or PATH) run on the same matrix and judged "
                           "against --kernel, as the before/after tables of a patch posting")
-    run.add_argument("--each-commit", action="store_true",
-                     help="with --series: build every commit for every page size and report the "
-                          "first that does not build")
+    run.add_argument("--each-commit", action="store_true", help="with --series: build every "
+                     "commit for every page size and report the first that does not build")
     run.add_argument("--strict-style", action="store_true",
                      help="with --series: a checkpatch.pl error or warning fails the run (exit 1)")
     run.add_argument("--allow-binary", action="store_true", help="with --series: take binary patches")
     run.add_argument("--noise", action="store_true", help="boot twice for the noise a later "
                      "--series run needs (make run does: its first series costs what the second does)")
     run.add_argument("--fresh", "--fresh-base", dest="fresh", action="store_true",
-                     help="boot and measure again even where the same kernel, guest programs, "
-                          "images and checks were measured before (by default a clean boot's "
-                          "measurements are reused and judged again)")
+                     help="boot and measure again where the same kernel, guest programs, images "
+                          "and checks were measured before (else their measurements are reused)")
     run.add_argument("--results", type=Path, default=ROOT / "results",
                      help="results folder; each run writes RESULTS/<run-id>/ and RESULTS/latest")
     run.add_argument("--cells", default=None, metavar="GLOB,...",
@@ -186,9 +185,8 @@ def guest_options(run: argparse.ArgumentParser, d: dict[str, Any]) -> None:
     run.add_argument("--accel", choices=("auto", "tcg", "kvm"), default="auto",
                      help="QEMU accelerator: kvm on arm64 hosts with /dev/kvm, else TCG")
     run.add_argument("--tcg-threads", choices=TCG_THREADS, default="single",
-                     help="TCG: a guest's vCPUs take turns on one host thread (single, the "
-                          "default: faster on a busy host) or run each on its own (multi: "
-                          "truly at once, for hunting races)")
+                     help="TCG: a guest's vCPUs in turns on one host thread (single: faster on a "
+                          "busy host) or each on its own (multi: truly at once, for races)")
     run.add_argument("--boot-timeout", type=positive_seconds, default=300, help="seconds to reach the guest shell")
     run.add_argument("--build-timeout", type=positive_seconds, metavar="SECONDS", help="a kernel "
                      "build's wall clock (default FOLIOFARM_BUILD_TIMEOUT, else 3 h)")
@@ -209,13 +207,11 @@ def guest_options(run: argparse.ArgumentParser, d: dict[str, Any]) -> None:
                           "(default: one more than the host's cores, at most 3)")
     run.add_argument("--tree-guests", type=positive_int,
                      default=default_tree_guests(d.get("guest_memory_mb", 2048)), metavar="N",
-                     help="boots of the tree's checks (selftests, thpmaps) at once, yielding "
-                          "the cores to the own checks' guests while any runs (default: one "
-                          "more than the host's cores, at most 3, as the host's memory allows)")
+                     help="boots of the tree's checks (selftests, thpmaps) at once, yielding the "
+                          "cores to the own checks' guests (default: cores + 1, at most 3)")
     run.add_argument("--runner", choices=("qemu", "vng"), default="qemu",
-                     help="what boots the farm's own checks: its QEMU runner, or virtme-ng "
-                          "(each cell's checks in one vng boot, judged identically; the tree's "
-                          "checks stay on the farm's runner: README, the vng route)")
+                     help="what boots the farm's own checks: its QEMU runner, or virtme-ng (the "
+                          "tree's checks stay on the farm's runner: README, the vng route)")
 
 
 def shell_parser(sh: argparse.ArgumentParser, d: dict[str, Any]) -> None:
@@ -344,6 +340,10 @@ def cmd_run(args: argparse.Namespace, argv: list[str]) -> int:
 
 def run_options(args: argparse.Namespace, argv: list[str]) -> RunOptions:
     from foliofarm.plan import RunOptions
+    if args.base:           # --base COMMIT: the tree's spec names the commit
+        if args.kernel.startswith("debian:"):
+            raise UsageError("--base names a commit of a git tree: give --kernel PATH or git:...")
+        args.kernel = f"{args.kernel}@{args.base}"
     pages = matrix.select_page_sizes(args.page_sizes)
     filesystems = matrix.select_filesystems(args.fs)
     cells = None

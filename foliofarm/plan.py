@@ -12,13 +12,14 @@ per-commit records."""
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
+import re
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Generator
 
 from foliofarm import locks, matrix
 from foliofarm.errors import BuildError, UsageError
-from foliofarm.intake import apply, checkpatch, series, source
+from foliofarm.intake import apply, bases, checkpatch, series, source
 from foliofarm.judge.checks import Check
 from foliofarm.kernel.build import Builder
 from foliofarm.kernel.kconfig import extra_fragment
@@ -150,8 +151,11 @@ def with_series(g: Ground, src: source.KernelSource, spec: str, each_commit: boo
     base+series (and every commit with --each-commit); a series that does not
     apply stops the run before any kernel is built."""
     ser = series.load(spec, None if src.spec.startswith("debian:") else src.tree, allow_binary)
+    base = None
+    if bases.is_followed(src.spec) and not bases.Followed.parse(src.spec).commit:
+        src, base = choose_base(g, src, ser)
     if src.spec.startswith("debian:"):
-        yield from _with_series(g, src, ser, each_commit)
+        yield from _with_series(g, src, ser, each_commit, base)
         return
     # Never apply in the developer's checkout: use a worktree in the cache, held
     # from its checkout at the base to the series side's last build.
@@ -161,10 +165,30 @@ def with_series(g: Ground, src: source.KernelSource, spec: str, each_commit: boo
         raise UsageError(f"{src.tree} is not a git tree: a series needs one (git am)")
     with locks.tree(g.cache, source.worktree_dir(src, g.cache), exclusive=True, log=g.log):
         yield from _with_series(g, source.worktree(src, g.cache, ser.base_rev or src.ref or "HEAD"),
-                                ser, each_commit)
+                                ser, each_commit, base)
 
 
-def record_series(g: Ground, src: source.KernelSource, ser: series.Series) -> None:
+def choose_base(g: Ground, src: source.KernelSource, ser: series.Series
+                ) -> tuple[source.KernelSource, dict[str, Any]]:
+    """A followed tree without a commit (--base): the base the series was
+    written for (intake/bases.py), recorded; one it applies to nowhere is
+    refused with every attempt's reason."""
+    f = bases.Followed.parse(src.spec)
+    subject = re.search(rb"^Subject: (.*)$", ser.patches[0].raw, re.M)
+    choice = bases.choose(src.tree, f.branches, [p.mbox() for p in ser.patches], ser.base_commit,
+                          bases.tags(subject.group(1).decode(errors="replace") if subject else ""))
+    if choice.commit is None:
+        raise UsageError(f"{ser.spec}: {choice.describe()}")
+    g.log(f"series base: {choice.describe()}")
+    base = {"commit": choice.commit, "branch": choice.branch, "why": choice.why,
+            "attempts": choice.attempts, "text": choice.describe()}
+    return replace(src, ref=choice.commit, origin=f"{f.where} at {choice.commit[:12]}"
+                   + (f" ({choice.branch})" if choice.branch else ""),
+                   version=source.makefile_version(src.tree, choice.commit)), base
+
+
+def record_series(g: Ground, src: source.KernelSource, ser: series.Series,
+                  base: dict[str, Any] | None = None) -> None:
     """The series as read, in the results (its commits and checkpatch's findings
     follow: record_commits, run_checkpatch)."""
     w = g.writer
@@ -178,6 +202,8 @@ def record_series(g: Ground, src: source.KernelSource, ser: series.Series) -> No
                                    for p in ser.patches]}
     if ser.message_id:
         w.doc["series"]["message_id"] = ser.message_id
+    if base:
+        w.doc["series"]["base"] = base
     if ser.notes:
         w.doc["series"]["intake_notes"] = list(ser.notes)
         for n in ser.notes:
@@ -204,8 +230,9 @@ def run_checkpatch(g: Ground, src: source.KernelSource, ser: series.Series) -> N
               f"{p['errors']} errors, {p['warnings']} warnings, {p['checks']} checks")
 
 
-def _with_series(g: Ground, src: source.KernelSource, ser: series.Series, each_commit: bool) -> Steps:
-    record_series(g, src, ser)
+def _with_series(g: Ground, src: source.KernelSource, ser: series.Series, each_commit: bool,
+                 base: dict[str, Any] | None = None) -> Steps:
+    record_series(g, src, ser, base)
     if not each_commit and base_is_built(g, src):
         yield from _series_over_built_base(g, src, ser)
         return

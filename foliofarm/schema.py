@@ -155,6 +155,16 @@ class Series(_Part):
     intake_notes: list[str] = Field(default_factory=list)
     patches: list[SeriesPatch]
     commits: list[str] = Field(default_factory=list)
+    base: Optional["BaseChoice"] = None   # in a followed tree: where it was applied, and why
+
+
+class BaseChoice(_Part):
+    """The base a series' run chose in a followed tree (intake/bases.py)."""
+    commit: str
+    branch: str = ""
+    why: str
+    attempts: list[str] = Field(default_factory=list)
+    text: str
 
 
 class Unconfirmed(_Part):

@@ -226,3 +226,41 @@ def test_a_runner_that_stops_mid_plan_leaves_the_tree_at_its_base(tmp_path, grou
     gen.close()
     assert (src.tree / "mm" / "filemap.c").read_text() == BASE
     assert git(src.tree, "branch", "--show-current").strip() == "base"
+
+
+def test_a_followed_tree_puts_the_series_on_the_branch_it_was_written_for(tmp_path, ground):
+    """--kernel git:TREE#mm-stable,mm-new: a series written on mm-new (it changes
+    a line only mm-new has) is measured on mm-new's head, base and series, and
+    the choice is recorded; one that applies nowhere is refused naming each try."""
+    from foliofarm.intake import source
+    tree = kernel_tree(tmp_path / "mm")
+    git(tree, "checkout", "-q", "-b", "mm-stable")
+    git(tree, "checkout", "-q", "-b", "mm-new")
+    f = tree / "mm" / "filemap.c"
+    f.write_text(f.read_text().replace("int a;", "int a_new;"))
+    git(tree, "commit", "-q", "-am", "mm: a new change")
+    new_head = git(tree, "rev-parse", "HEAD").strip()
+    f.write_text(f.read_text().replace("int a_new;", "int a_newer;"))
+    git(tree, "commit", "-q", "-am", "mm: build on it")
+    (tmp_path / "box").mkdir()
+    git(tree, "format-patch", "-q", "-1", "-o", str(tmp_path / "box"))
+    git(tree, "reset", "-q", "--hard", "HEAD~1")
+    git(tree, "checkout", "-q", "base")
+    [box] = list((tmp_path / "box").iterdir())
+    spec = f"git:{tree}#mm-stable,mm-new"
+    g = ground(Builder())
+    src = source.resolve(spec, g.cache)
+    seen = drive(g, options(tmp_path, kernel=spec, series=str(box)), src)
+    on_new = "int a_new;\nint b;\nint c;\n"
+    assert [(s.role, s.tree) for s in seen] == [
+        (Role.BASE, on_new), (Role.SERIES, "int a_newer;\nint b;\nint c;\n")]
+    base = g.writer.doc["series"]["base"]
+    assert (base["branch"], base["commit"]) == ("mm-new", new_head)
+    assert base["attempts"] and base["attempts"][0].startswith("mm-stable at ")
+    # the same series against a tree with no such line anywhere
+    other = kernel_tree(tmp_path / "other")
+    git(other, "checkout", "-q", "-b", "mm-new")
+    spec = f"git:{other}#mm-new"
+    with pytest.raises(UsageError, match=r"applies to no followed branch: mm-new at \w+: patch 1"):
+        drive(ground(Builder()), options(tmp_path, kernel=spec, series=str(box)),
+              source.resolve(spec, g.cache))

@@ -32,9 +32,10 @@ def env(kind: Literal["clean", "user"] = "clean") -> dict[str, str]:
 
 def git(tree: Path | None, *args: str, check: bool = True, text: bool = True, stdin: Any = None,
         sandboxed: list[Path] | None = None, environment: Literal["clean", "user"] = "clean",
-        what: str = "") -> subprocess.CompletedProcess[Any]:
+        what: str = "", extra: dict[str, str] | None = None) -> subprocess.CompletedProcess[Any]:
     """git ``args`` (in ``tree``); with ``sandboxed`` (paths it may read), in the
-    sandbox, writing only the tree and its repository's object store."""
+    sandbox, writing only the tree and its repository's object store; ``extra``:
+    variables for git (GIT_INDEX_FILE)."""
     argv = ["git", *(["-C", str(tree)] if tree is not None else []), *args]
     if sandboxed is not None and tree is not None:
         common = subprocess.run(["git", "-C", str(tree), "rev-parse", "--path-format=absolute",
@@ -42,7 +43,8 @@ def git(tree: Path | None, *args: str, check: bool = True, text: bool = True, st
         write = [tree] + ([Path(common.stdout.strip())] if common.returncode == 0 else [])
         argv = sandbox.wrap(argv, read=sandboxed, write=write, env=env(environment))
     try:
-        proc = subprocess.run(argv, input=stdin, capture_output=True, text=text, env=env(environment),
+        proc = subprocess.run(argv, input=stdin, capture_output=True, text=text,
+                              env={**env(environment), **(extra or {})},
                               check=False, timeout=SANDBOXED_SECONDS if sandboxed is not None else None)
     except FileNotFoundError:
         raise InfraError(f"git is not installed ({what or args[0]}): install Debian's git") from None

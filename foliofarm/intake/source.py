@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Iterator
 
 from foliofarm import locks, matrix
-from foliofarm.intake import git
+from foliofarm.intake import bases, git
 from foliofarm.intake.apt import PrivateApt
 from foliofarm.errors import InfraError, UsageError
 from foliofarm.util import StagingDir, check_free_space, clean_stale_staging, run, sha256_text
@@ -138,6 +138,9 @@ def split_spec(spec: str) -> tuple[Path, str]:
 
 def validate_spec(spec: str) -> None:
     """Raise UsageError for a --kernel value that names nothing we can build."""
+    if bases.is_followed(spec):
+        bases.Followed.parse(spec)
+        return
     if spec.startswith("debian:"):
         if spec.split(":", 1)[1] not in matrix.debian_kernels():
             raise UsageError(f"unknown kernel {spec!r}; valid: {', '.join(valid_specs())}")
@@ -163,10 +166,27 @@ def resolve(spec: str, cache: Path) -> KernelSource:
     validate_spec(spec)
     if spec.startswith("debian:"):
         return _debian(spec.split(":", 1)[1], cache)
+    if bases.is_followed(spec):
+        return followed(spec, cache)
     path, ref = split_spec(spec)
     path = path.resolve()
     return KernelSource(spec=spec, tree=path, version=makefile_version(path, ref),
                         origin=f"{path} at {ref}" if ref else str(path), ref=ref)
+
+
+def followed(spec: str, cache: Path) -> KernelSource:
+    """git:WHERE#BRANCHES[@COMMIT]: the followed tree fetched now, at COMMIT or
+    the first branch's head (a series run decides its own base: plan.py)."""
+    f = bases.Followed.parse(spec)
+    clone = bases.fetch(cache, f)
+    ref = f.commit or bases.head(clone, f.branches[0])
+    full = git.git(clone, "rev-parse", "--verify", "-q", f"{ref}^{{commit}}", check=False)
+    if full.returncode:
+        raise UsageError(f"{spec}: {ref} is not a commit of {f.where} ({', '.join(f.branches)})")
+    ref = full.stdout.strip()
+    on = "" if f.commit else f" ({f.branches[0]})"
+    return KernelSource(spec=spec, tree=clone, version=makefile_version(clone, ref),
+                        origin=f"{f.where} at {ref[:12]}{on}", ref=ref)
 
 
 @contextmanager

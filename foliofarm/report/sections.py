@@ -70,6 +70,8 @@ def series(doc: Results) -> list[Section]:
     s = Section("Series")
     if ser.cover:
         s.blocks.append(("p", f"Cover letter: {ser.cover}"))
+    if ser.base:
+        s.blocks.append(("p", f"Base: {ser.base.text}."))
     s.blocks.append(("table", ["#", "subject", "files"],
                      [[str(p.number), p.subject, ", ".join(p.files)] for p in ser.patches]))
     for note in ser.intake_notes:

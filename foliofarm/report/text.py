@@ -134,6 +134,8 @@ def _head(doc: Results) -> list[str]:
     if sides:
         lines += _wrap(f"foliofarm: {sides.base.kernel} vs {sides.series.kernel} (run {doc.run_id})")
         lines += _wrap(sides.base.origin, "         ", "Base:    ")
+        if doc.series and doc.series.base:      # a followed tree: why this base
+            lines += _wrap(doc.series.base.text, "         ", "         ")
         lines += _wrap(sides.series.origin, "         ", "Against: ")
         verdicts = [r.verdict for r in doc.verdicts if not r.subtest_of]
         counts = ", ".join(f"{verdicts.count(v)} {v}" for v in dict.fromkeys(verdicts))

@@ -79,6 +79,7 @@ class Row:
     recipients: int = 0               # of its reply (the hourly cap counts them)
     sends: int = 0                    # attempts to send its reply that failed
     patch_ids: str = ""               # its patches' `git patch-id --stable`, in order
+    base: str = ""                    # in a followed tree: where it was applied, and why
 
     def page_verdicts(self) -> dict[str, list[Any]]:
         return json.loads(self.verdicts) if self.verdicts else {}
@@ -95,7 +96,8 @@ class State:
         have = {r[1] for r in self.db.execute("PRAGMA table_info(series)")}
         for column, kind in (("recipients", "INTEGER NOT NULL DEFAULT 0"),   # a state of an
                              ("sends", "INTEGER NOT NULL DEFAULT 0"),        # older watcher
-                             ("patch_ids", "TEXT NOT NULL DEFAULT ''")):
+                             ("patch_ids", "TEXT NOT NULL DEFAULT ''"),
+                             ("base", "TEXT NOT NULL DEFAULT ''")):
             if column not in have:
                 self.db.execute(f"ALTER TABLE series ADD COLUMN {column} {kind}")
 

@@ -52,7 +52,8 @@ def row_html(r: Row, pages: list[str], folder: Path, archive: str) -> str:
         v = verdicts.get(p)
         cells.append(f'<td class="v-{html.escape(v[0])}">{html.escape(v[0])} &times;{v[1]}</td>'
                      if v else "<td></td>")
-    state = html.escape(r.state) + (f'<div class="why">{html.escape(r.reason)}</div>' if r.reason else "")
+    state = html.escape(r.state) + "".join(f'<div class="why">{html.escape(t)}</div>'
+                                           for t in (r.reason, r.base) if t)
     return (f"<tr><td>{_subject(r, archive)}</td><td>v{r.version}</td><td>{r.total}</td>"
             f"<td>{html.escape(r.author)}</td><td>{_when(r.date)}</td><td>{state}</td>"
             + "".join(cells) + f"<td>{_links(r, folder)}</td></tr>")

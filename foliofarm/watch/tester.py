@@ -38,6 +38,7 @@ class Outcome:
     run_dir: Path | None = None
     said: str = ""                                   # the farm's own words, on a refusal or failure
     pages: dict[str, list[Any]] = field(default_factory=dict)   # page size -> [worst verdict, count]
+    base: str = ""                                   # in a followed tree: where it was applied, why
 
 
 def _die_with_parent() -> None:
@@ -145,7 +146,8 @@ def outcome(rc: int, results: Path, log: Path) -> Outcome:
     why = next((ln for k in failed for ln in (k.error or "").splitlines() if "limit" in ln), "")
     return Outcome(NOT_BUILT if broken else JUDGED, rc, run_dir,
                    said=(f"does not build with {', '.join(broken)} pages" + (f": {why}" if why else ""))
-                   if broken else "", pages=page_verdicts(doc))
+                   if broken else "", pages=page_verdicts(doc),
+                   base=doc.series.base.text if doc.series and doc.series.base else "")
 
 
 # Verdicts that are news for the author: worth a mail when [reply] when = "news".

@@ -66,19 +66,6 @@ class Message:
         return address_of(self.author)
 
 
-# Words of a subject's [PATCH ...] prefix that say nothing of the tree it is for.
-NOT_A_TAG = re.compile(r"^(patch|rfc|resend|v\d+|\d+/\d+|)$", re.I)
-
-
-def tags(subject: str) -> list[str]:
-    """The tree or branch tags of a subject's prefix, lower case:
-    "[PATCH mm-unstable v2 1/3]" -> ["mm-unstable"], "[PATCH AUTOSEL 6.12 01/20]"
-    -> ["autosel", "6.12"], "[PATCH 6.1.y,6.6.y]" -> ["6.1.y", "6.6.y"]."""
-    m = mail.PREFIX.match(subject or "")
-    words = re.split(r"[\s,\[\]]+", m.group(0)) if m else []
-    return [w.lower() for w in words if not NOT_A_TAG.match(w)]
-
-
 def address_of(author: str) -> str:
     """The first address of a From header, lower-cased, if it is one a reply
     may go to (ADDRESS, at most 254 characters); else ""."""
