@@ -433,3 +433,17 @@ def test_a_held_v1_is_dropped_when_v2_arrives_and_an_all_pass_series_is_not_news
     w.state.move(v2.key, "tested", "")
     answering(w)
     assert w.state.get(v2.key).state == "replied"
+
+
+def test_the_status_page_shows_recent_days_and_a_page_per_earlier_month(tmp_path):
+    s = state.State(tmp_path)
+    old = time.mktime((2026, 9, 14, 12, 0, 0, 0, 0, 0))
+    for key, when, subject in (("new", NOW - 3600, "[PATCH] mm: recent"), ("old", old, "[PATCH] mm: of september")):
+        s.put(state.Row(key, f"{key}@x", f"{key}@x", subject, subject, DEV, 1, 1, when, when, when,
+                        "quiet", "no news"))
+    page = status.write(s, tmp_path, "archive", days=14).read_text()
+    assert "mm: recent" in page and "mm: of september" not in page
+    assert 'href="archive-2026-09.html"' in page
+    month = (tmp_path / "archive-2026-09.html").read_text()
+    assert "mm: of september" in month and "mm: recent" not in month
+    s.close()
