@@ -99,6 +99,7 @@ class BootEntry(_Part):
     reused: Optional[str] = None
     measured_by: Optional[str] = None
     boot_seconds: Optional[Number] = None
+    host_load: list[Number] = []        # per core, at the shell and at the end (session.Boot)
 
 
 class Finding(_Part):

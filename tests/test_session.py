@@ -93,6 +93,8 @@ def test_a_hang_costs_its_check_and_the_rest_run_on_a_fresh_boot(tmp_path):
     assert hung["ended_boot"] and "did not finish within 3s" in hung["reason"]
     assert [b.attempt for b in boots] == [1, 2]
     assert boots[0].ended_by == "xfs/hangs" and not boots[1].error
+    # the host's load, at the shell and at the end of each boot
+    assert all(len(b.host_load) == 2 and all(x >= 0 for x in b.host_load) for b in boots)
     assert (tmp_path / "boots" / "4k-7.3.2.console.log").is_file()
     assert judge_measurement(hang, hung, "7.3", "4k", "xfs").outcome == "fail"
 

@@ -8,6 +8,7 @@ to the caller as they arrive, so a killed run leaves what it had."""
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 import time
@@ -44,9 +45,23 @@ class Boot:
     taint: int = 0
     error: str | None = None
     ended_by: str | None = None       # "cell/check" whose hang or crash ended it
+    # the host's 1-minute load average per core when the guest's shell came up
+    # and when the boot ended: a lockup logged on an overloaded host is the host's
+    host_load: list[float] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         return {k: v for k, v in self.__dict__.items() if v not in (None, [], {})}
+
+    def load_now(self) -> None:
+        self.host_load.append(host_load())
+
+
+def host_load() -> float:
+    """The host's 1-minute load average per core."""
+    try:
+        return round(os.getloadavg()[0] / (os.cpu_count() or 1), 2)
+    except OSError:
+        return -1.0
 
 
 def check_timeout(chk: Check, base_seconds: float | None) -> float:
@@ -254,6 +269,7 @@ def run_boots(boots: BootPlan, on_measured: Measured, on_boot: Callable[[Boot], 
             with boots.session(boots.argv, log, boots.boot_timeout, outbox=boots.outbox,
                                tree=boots.tree, claim=boots.claim) as g:
                 boot.boot_seconds = round(g.boot_seconds, 2)
+                boot.load_now()
                 boot.banner = g.banner
                 boot.boot_splats = [f"{s.kind}: {s.line}" for s in g.splats]
                 boot.taint = g.taint
@@ -263,6 +279,7 @@ def run_boots(boots: BootPlan, on_measured: Measured, on_boot: Callable[[Boot], 
             # The boot itself failed (no shell, wrong page size, no probe): no
             # further boot would do better.
             boot.error = str(exc)
+            boot.load_now()
             on_boot(boot)
             yield boot
             # A kernel that panics or hangs while booting is a verdict on the
@@ -275,6 +292,7 @@ def run_boots(boots: BootPlan, on_measured: Measured, on_boot: Callable[[Boot], 
                                         "excerpt": exc.excerpt, "boot_failed": True,
                                         "splats": reports})
             return
+        boot.load_now()
         on_boot(boot)
         yield boot
 
