@@ -313,6 +313,8 @@ def worktree(src: KernelSource, cache: Path, rev: str) -> KernelSource:
     else:
         git.git(wt, "am", "--abort", check=False, environment="user")
         git.out(wt, "checkout", "-q", "-f", "--detach", commit)
+    # a followed tree is named as followed, not by its clone in the cache
+    named = bases.Followed.parse(src.spec).where if bases.is_followed(src.spec) else src.tree
     return KernelSource(spec=src.spec, tree=wt, version=makefile_version(wt),
-                        origin=f"{src.tree} at {rev} ({commit[:12]})" if rev not in ("HEAD", commit)
-                        else f"{src.tree} at {commit[:12]}")
+                        origin=f"{named} at {rev} ({commit[:12]})" if rev not in ("HEAD", commit)
+                        and not commit.startswith(rev) else f"{named} at {commit[:12]}")
