@@ -26,7 +26,7 @@ during a farm run. Each such command (make, merge_config.sh, checkpatch.pl and
   not a cgroup: it needs no privilege, no systemd and no cgroup v2 delegation
   (CI runners and containers often have neither), and its limits are per
   process, which is what stops a runaway cc1 or a fork loop; a build's disk use
-  as a whole is watched by the builder (kernel/build.py).
+  as a whole is watched while it runs (kernel/untrusted.py DiskWatch).
 
 QEMU needs no sandbox of its own here: the guest has no network device and its
 disks are read-only or snapshots. FOLIOFARM_SANDBOX=off runs everything
@@ -85,10 +85,6 @@ class Limits:
             soft, hard = resource.getrlimit(what)
             new = value if hard == resource.RLIM_INFINITY else min(value, hard)
             resource.setrlimit(what, (new, hard if hard != resource.RLIM_INFINITY else new))
-
-    def describe(self) -> str:
-        return (f"{self.memory_mb} MB of address space and {self.file_mb} MB per file per process, "
-                f"{self.processes} processes" + (f", {self.seconds:g} s" if self.seconds else ""))
 
 
 def enabled() -> bool:
@@ -219,8 +215,8 @@ def tree_file_bytes(path: str | os.PathLike[str]) -> bytes:
 def copy_regular(src: Path, dst: Path, max_bytes: int, what: str = "") -> None:
     """Copy a file someone else's code made, on read_regular's terms."""
     dst.write_bytes(read_regular(src, max_bytes, what))
-    os.utime(dst, ns=(os.stat(src, follow_symlinks=False).st_atime_ns,
-                      os.stat(src, follow_symlinks=False).st_mtime_ns))
+    st = os.stat(src, follow_symlinks=False)
+    os.utime(dst, ns=(st.st_atime_ns, st.st_mtime_ns))
 
 
 def tree_size(path: Path) -> int:
