@@ -70,6 +70,10 @@ class CheckResult(_Part):
     subtests: list[Subtest] = []
     rows: list[CrossCheckRow] = []
     boot_failed: bool = False     # the kernel died or hung while booting: nothing measured
+    # a series' regression booted again on both sides (guest/confirm.py): whether
+    # it was one again (False: judged "flaky"), and what the second boots found
+    confirmed: Optional[bool] = None
+    again: str = ""
 
 
 class CellResult(_Part):
@@ -178,6 +182,13 @@ class Unconfirmed(_Part):
     confirm: Figure = None
 
 
+class BootedAgain(_Part):
+    """A cell booted again before its results counted (guest/confirm.py)."""
+    cell: str
+    kernel: str
+    why: str
+
+
 class ErrorEntry(_Part):
     stage: str
     message: str
@@ -199,7 +210,7 @@ class Moved(FigurePair):
     guards: str = ""
 
 
-VERDICTS = ("pass", "changed", "regression", "fixed", "fail", "xfail", "xpass", "skip", "error",
+VERDICTS = ("pass", "changed", "regression", "flaky", "fixed", "fail", "xfail", "xpass", "skip", "error",
             "incomplete", "build-broken")
 
 
@@ -260,6 +271,7 @@ class Results(_Part):
     noise: dict[str, dict[str, dict[str, Number]]] = Field(default_factory=dict)
     sides: Optional[Sides] = None
     unconfirmed: list[Unconfirmed] = Field(default_factory=list)
+    booted_again: list[BootedAgain] = Field(default_factory=list)
     milestones: list[Milestone] = Field(default_factory=list)
     merged_from: list[str] = Field(default_factory=list)
     shard_commands: list[list[str]] = Field(default_factory=list)

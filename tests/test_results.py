@@ -122,7 +122,7 @@ def test_evaluate_rejects_garbage_dump():
 
 def test_ktap_parsing_and_console_outcome():
     from foliofarm.guest.session import parse_ktap
-    from foliofarm.guest.measure import console_outcome
+    from foliofarm.judge.checks import console_outcome
     k = parse_ktap("KTAP version 1\n1..1\n# read_ahead_kb 128\nok 1 exec-text\n")
     assert k["results"] == [(True, "exec-text", "")] and not k.get("not_ok")
     k = parse_ktap("KTAP version 1\n1..1\nok 1 anon-mthp # SKIP no /sys/x\n")

@@ -122,6 +122,7 @@ class Kernel:
     selftests_error: str | None = None   # why there is none, where a check wanted it
     thpmaps: Path | None = None          # the thpmaps disk of this tree (pyroot.py)
     thpmaps_error: str | None = None
+    base: "Kernel | None" = None         # a series' base of the same page size (booted again to confirm)
 
 
 def wants(checks: list[Check], kind: str) -> bool:

@@ -66,6 +66,7 @@ class Lab:
         self.at_once: set[int] = set()   # sources (by id) whose page sizes build at once (warm)
         self.ktap_parser: Path | None = None
         self.own_told = False     # own_verdict: said once
+        self.bases: dict[str, cells.Kernel] = {}   # page size -> the base's kernel (confirm.py)
 
     def ground(self) -> plan.Ground:
         """What the plan works with."""
@@ -245,6 +246,10 @@ class Lab:
             k.selftests, k.selftests_error = self.selftests[id(src)].result()
         if id(src) in self.thpmaps:
             k.thpmaps, k.thpmaps_error = self.thpmaps[id(src)].result()
+        if role == Role.BASE:
+            self.bases[page.name] = k
+        elif role == Role.SERIES:
+            k.base = self.bases.get(page.name)
         ok = measure.measure_kernel(self.context(slots), k,
                                     reuse_base=role != Role.SERIES and not self.opts.fresh,
                                     want_noise=(role == Role.BASE and self.opts.two_sided)

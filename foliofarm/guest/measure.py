@@ -16,13 +16,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from foliofarm.guest import ktap, split, vng
+from foliofarm.guest import confirm, ktap, split, vng
 from foliofarm.guest.cells import Context, GuestSlots, Kernel, baseline_path, machine, tree_disk
 from foliofarm.guest.qemu import OUTBOX_BYTES
 from foliofarm.guest.saved import digest, load_saved, new_saved, ranges_of
 from foliofarm.guest.session import BootPlan, check_timeout, run_boots
-from foliofarm.judge.checks import Check, Kind, Outcome, is_own, judge_measurement
-from foliofarm.judge.noise import fold, moved_pairs, noise_of, sample_figures, settle_moves
+from foliofarm.judge.checks import Check, Kind, Outcome, console_outcome, is_own, judge_measurement
+from foliofarm.judge.noise import fold, noise_of, sample_figures
 from foliofarm.matrix import Cell
 from foliofarm.schema import Role
 from foliofarm.util import tmp_dir, write_json
@@ -44,13 +44,6 @@ def parse_tests(ctx: Context, m: dict[str, Any]) -> dict[str, Any] | None:
     return {"results": [r.as_dict() for r in run.results], "planned": run.planned,
             "complete": run.complete, "parser_errors": run.errors[:20],
             "parser": ctx.ktap_parser.name}
-
-
-def console_outcome(splats: list[str]) -> Outcome:
-    if splats:
-        return Outcome("console", "fail", f"{len(splats)} report(s): " + " | ".join(splats[:3]),
-                       {"splats": len(splats)})
-    return Outcome("console", "pass", "", {"splats": 0})
 
 
 def judge(ctx: Context, k: Kernel, cell: Cell, chk: Check, m: dict[str, Any]) -> Outcome:
@@ -92,6 +85,12 @@ def base_timeouts(ctx: Context, k: Kernel) -> dict[tuple[str, str], float]:
 
 def boot_and_measure(ctx: Context, k: Kernel, label: str = "",
                      pairs: list[tuple[Cell, Check]] | None = None) -> tuple[dict[str, Any], bool]:
+    one = run_pass(ctx, k, label, pairs)
+    return one.measured, one.clean()
+
+
+def run_pass(ctx: Context, k: Kernel, label: str = "",
+             pairs: list[tuple[Cell, Check]] | None = None) -> "Pass":
     """Measure every (cell, check) of ``k`` (or just ``pairs``), recording outcomes
     as they arrive unless ``label`` is set (a repeat, kept only for its figures).
     Each cell gets boots of its own (with just its disks): what one check does
@@ -99,8 +98,8 @@ def boot_and_measure(ctx: Context, k: Kernel, label: str = "",
     its own cell, a hang costs that cell alone, and ``ctx.guests`` guests boot
     at once. A cell's farm checks boot apart from its tree's checks (thpmaps,
     the selftests), and split selftests run their page part once (Group).
-    Returns the raw measurements by "fs/check" and whether every boot was
-    clean."""
+    Returns the pass: its raw measurements by "fs/check", the reports on its
+    consoles, its boots."""
     by_cell: dict[tuple[str, bool], list[tuple[Cell, Check]]] = {}
     per_page: dict[str, tuple[Cell, Check]] = {}
     per_race: dict[str, tuple[Cell, Check]] = {}
@@ -126,8 +125,8 @@ def boot_and_measure(ctx: Context, k: Kernel, label: str = "",
         groups.append(Group(list(per_race.values()), bare=True, later=True, at_once=True))
     one.boot_cells(groups)
     if not label:
-        one.finish_cells()
-    return one.measured, one.clean()
+        one.finish_cells(sorted({c.id for c, _ in pairs}) if pairs else None)
+    return one
 
 
 @dataclass
@@ -295,13 +294,20 @@ class Pass:
             for f in [pool.submit(in_slot, g) for g in groups]:
                 f.result()
 
-    def finish_cells(self) -> None:
-        """Each cell's console outcome, and its checks in the catalogue's order."""
+    def finish_cells(self, ids: list[str] | None = None) -> None:
+        """Each cell's (of ``ids``: those booted) console outcome, and its
+        checks in the catalogue's order."""
         w, order = self.ctx.writer, [chk.name for chk in self.ctx.checks]
         for cell in self.k.cells:
-            w.record(cell, console_outcome(self.boot_splats + self.splats[cell.id]), flush=False)
+            if ids is not None and cell.id not in ids:
+                continue
+            w.record(cell, console_outcome(self.console(cell)), flush=False)
             w.order_checks(cell, order)     # as the catalogue lists them, whichever finished first
         w.flush()
+
+    def console(self, cell: Cell) -> list[str]:
+        """The reports on the consoles of ``cell``'s boots (and every boot's own)."""
+        return self.boot_splats + self.splats.get(cell.id, [])
 
     def clean(self) -> bool:
         """No report on any console, no boot error, and every check measured."""
@@ -333,9 +339,12 @@ def measure_kernel(ctx: Context, k: Kernel, reuse_base: bool, want_noise: bool) 
         measured, clean = saved["measurements"], True
     else:
         earlier = load_saved(ctx, path, k, quiet=True)   # --fresh: what it replaces
-        measured, clean = boot_and_measure(ctx, k)
+        one = run_pass(ctx, k)
+        measured, clean = one.measured, one.clean()
+        if confirm.lockups(ctx, k, one, run_pass):
+            clean = False        # its figures stand, but it is no base for later runs
         if k.side == Role.SERIES:
-            confirm_moves(ctx, k)
+            confirm.series(ctx, k, run_pass)
         saved = new_saved(w.run_id, str(w.dir / "boots"), measured, earlier)
         if clean:
             # what it replaces stays a sample of the noise
@@ -371,27 +380,3 @@ def record_noise(ctx: Context, ranges: dict[str, Any]) -> None:
             noise.setdefault(key, {}).update(per_check)
         ctx.writer.flush()
 
-
-def confirm_moves(ctx: Context, k: Kernel) -> None:
-    """Series side: boot again for the (cell, check) pairs whose figures moved
-    from the base beyond its noise while the check passed, and settle each move
-    (settle_moves). Two boots of the base can miss a rare flake; this keeps one
-    from being reported as the series' doing."""
-    with ctx.writer.lock:
-        pending = moved_pairs(ctx.writer.doc, k.cells, ctx.checks)
-    if not pending:
-        return
-    ctx.log(f"{k.cells[0].page.name} {k.cells[0].kernel}: booting again to confirm moved figures of "
-            + ", ".join(f"{c.fs.name}/{chk.name}" for c, chk, _ in pending), None)
-    again, _ = boot_and_measure(ctx, k, label="-confirm", pairs=[(c, chk) for c, chk, _ in pending])
-    for cell, chk, moved in pending:
-        m = again.get(f"{cell.fs.name}/{chk.name}")
-        if not m or m.get("kind") != Kind.DUMP:
-            continue
-        now = judge_measurement(chk, m, k.kernel_xy, cell.page.name, cell.fs.name).metrics
-        with ctx.writer.lock:
-            settled = settle_moves(ctx.writer.doc, cell, chk.name, moved, now)
-        for u in settled:
-            ctx.log(f"{cell.id} {chk.name} {u['metric']}: {u['base']} -> {u['series']}, but "
-                    f"{u['confirm']} on a second boot: noise, not the series", "yellow")
-    ctx.writer.flush()

@@ -63,6 +63,14 @@ class Outcome:
         return d
 
 
+def console_outcome(splats: list[str]) -> Outcome:
+    """The console check: the reports the boots' consoles logged."""
+    if splats:
+        return Outcome("console", "fail", f"{len(splats)} report(s): " + " | ".join(splats[:3]),
+                       {"splats": len(splats)})
+    return Outcome("console", "pass", "", {"splats": 0})
+
+
 @cache
 def catalogue() -> dict[str, Check]:
     table = datafiles.load(VMTESTS / "checks.toml", datafiles.CHECKS_FILE)

@@ -145,13 +145,26 @@ def _row(page: str, fs: str, name: str, b: CheckResult | None, n: CheckResult | 
         v = "fixed"
     elif v == "pass" and any(r["verdict"] == "changed" for r in subs):
         v = "changed"         # a test reported a different number of results
+    if n is not None and n.confirmed is False and v == "regression":
+        # booted again on both sides, it was no regression there (guest/confirm.py)
+        v = "flaky"
+        for r in subs:
+            if r["verdict"] == "regression":
+                r["verdict"] = "flaky"
     row = {"page_size": page, "fs": fs, "check": name, "verdict": v,
            "base": b.outcome if b else None, "series": n.outcome if n else None,
            "base_reason": b.reason if b else "",
            "series_reason": ("both kernels died while booting; " if both_died else "")
-           + (n.reason if n else ""),
+           + (n.reason if n else "") + (f" [{n.again}]" if n is not None and n.again else ""),
            "figures": figures(name, b, n), "changed": moved}
     return row, subs
+
+
+def pair_verdict(page: str, fs: str, name: str, b: CheckResult | None, n: CheckResult | None
+                 ) -> str:
+    """The verdict of one check on one cell between two results (boots made
+    again: guest/confirm.py), judged as a run's rows are, noise aside."""
+    return _row(page, fs, name, b, n, False, False, None, judge_direction=True)[0]["verdict"]
 
 
 def results_of(t: Subtest | dict[str, Any] | None) -> int | None:

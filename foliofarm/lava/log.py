@@ -21,7 +21,7 @@ from foliofarm import matrix
 from foliofarm.errors import UsageError
 from foliofarm.guest import ktap
 from foliofarm.guest.framed import measurement
-from foliofarm.guest.measure import console_outcome
+from foliofarm.judge.checks import console_outcome
 from foliofarm.judge import checks as catalogue
 from foliofarm.judge.checks import judge_measurement
 from foliofarm.matrix import Cell

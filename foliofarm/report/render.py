@@ -49,11 +49,11 @@ CSS = """body{font-family:sans-serif;max-width:80em;margin:1em auto;padding:0 1e
 table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #bbb;padding:2px 6px;
 text-align:left;font-family:monospace}td.num,th.num{text-align:right}
 pre{background:#f4f4f4;padding:.5em;overflow-x:auto}.v-regression,.v-build-broken{background:#f99}
-.v-fixed{background:#9cf}.v-fail,.v-error,.v-incomplete{background:#fcc}.v-xfail,.v-changed{background:#ffc}
+.v-fixed{background:#9cf}.v-fail,.v-error,.v-incomplete{background:#fcc}.v-xfail,.v-changed,.v-flaky{background:#ffc}
 .v-pass{background:#dfd}.v-skip,.v-xpass{background:#eee}"""
 
 # The words a table cell may be coloured by: the cell is exactly one of them.
-VERDICT_WORDS = {"pass", "regression", "build-broken", "fixed", "fail", "error", "incomplete",
+VERDICT_WORDS = {"pass", "regression", "build-broken", "flaky", "fixed", "fail", "error", "incomplete",
                  "xfail", "changed", "skip", "xpass"}
 
 

@@ -184,6 +184,11 @@ class ResultsWriter:
             if flush:
                 self.flush()
 
+    def drop_cell(self, cell: Cell) -> None:
+        """Forget a cell's results (it is booted again: guest/confirm.py)."""
+        with self.lock:
+            self._cell(cell)["checks"].clear()
+
     def order_checks(self, cell: Cell, names: list[str]) -> None:
         """Put a cell's outcomes in ``names`` order (others, such as the console
         check, after them), whatever order they arrived in."""

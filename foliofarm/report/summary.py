@@ -37,7 +37,7 @@ SUMMARY = {
 OUTCOME_COLOUR = {"pass": "green", "fail": "red", "error": "red", "xfail": "yellow",
                   "xpass": "magenta", "skip": "dim"}
 VERDICT_COLOUR = {"pass": "green", "regression": "bold red", "build-broken": "bold red",
-                  "changed": "yellow", "fixed": "cyan", "fail": "red", "xfail": "yellow",
+                  "changed": "yellow", "flaky": "yellow", "fixed": "cyan", "fail": "red", "xfail": "yellow",
                   "error": "red", "skip": "dim", "incomplete": "red"}
 
 

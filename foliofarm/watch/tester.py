@@ -24,7 +24,7 @@ from foliofarm.util import kill_group
 JUDGED, NOT_APPLIED, NOT_BUILT, INFRA = "judged", "not-applied", "not-built", "infra"
 TIMED_OUT = "timed-out"          # stopped at the run's limit: not tried again
 # Worst first: a page size's verdict is the worst of its cells' checks.
-SEVERITY = ("build-broken", "regression", "error", "incomplete", "changed", "fail", "xpass",
+SEVERITY = ("build-broken", "regression", "error", "incomplete", "changed", "fail", "flaky", "xpass",
             "fixed", "xfail", "pass", "skip")
 PR_SET_PDEATHSIG = 1
 # How the farm names a message of the series folder the watcher writes (loop.patch_folder).

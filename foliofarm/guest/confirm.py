@@ -1,0 +1,201 @@
+"""Booting again before a result counts. What one boot saw may be the
+moment's, not the kernel's: the field's bots boot again before they call a
+regression (KernelCI retries a failed test first). Two cases:
+
+- Lockups on an overloaded host, on either side: a soft lockup, an RCU stall
+  or a hung task (splats.toml's hang rows) logged in a cell whose boot saw the
+  host's load at or above OVERLOADED per core (a TCG vCPU starved by a kernel
+  build and other guests logs "soft lockup - CPU#0 stuck for 14s") is booted
+  again, and the second boot's results replace the first's. Both boots stay in
+  boots[]; results.json `booted_again` says why. Lockups that come back on the
+  second boot count.
+- The series side's regressions and moved figures: the pairs are booted again
+  on the series, and a regression's on the base too (its kernel is built in
+  the same run). A regression stands only if it is one again between the two
+  second boots; else the series' check is marked not confirmed and judged
+  "flaky" (compare.py), which is no news. A moved figure that the series'
+  second boot does not repeat is the base's noise (noise.settle_moves)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Callable
+
+from foliofarm import schema
+from foliofarm.guest.cells import Context, Kernel
+from foliofarm.guest.splat import patterns
+from foliofarm.judge import compare
+from foliofarm.judge.checks import Check, Kind, console_outcome, is_own, judge_measurement
+from foliofarm.judge.noise import moved_pairs, settle_moves
+from foliofarm.matrix import Cell
+
+# The host's 1-minute load average per core at or above which a lockup may be
+# the host's: more runnable threads than cores, a guest's vCPU thread waiting.
+OVERLOADED = 1.0
+Pairs = list[tuple[Cell, Check]]
+# measure.run_pass: (ctx, kernel, label, pairs) -> the pass (its measured,
+# console(cell), boots)
+RunPass = Callable[[Context, Kernel, str, Pairs], Any]
+
+
+def hang_kinds() -> set[str]:
+    return {p.kind for p in patterns() if p.hang}
+
+
+def hangs(splats: list[str]) -> list[str]:
+    """The reports of a stuck CPU or task among ``splats`` ("kind: line ...")."""
+    kinds = hang_kinds()
+    return [s for s in splats if s.split(":", 1)[0] in kinds]
+
+
+def load_of(one: Any, cell: Cell) -> float:
+    """The highest host load per core any boot of ``cell`` saw in the pass."""
+    loads = [x for b in one.boots if cell.fs.name in (b.fs or "").split(",") or not b.fs
+             for x in (b.host_load or [])]
+    return max(loads, default=0.0)
+
+
+def lockups(ctx: Context, k: Kernel, one: Any, run_pass: RunPass) -> bool:
+    """Cells whose consoles logged a lockup while the host was overloaded are
+    booted again, their results replaced by the second boot's. True if any was."""
+    again = [(cell, found, load) for cell in k.cells
+             if (found := hangs(one.console(cell))) and (load := load_of(one, cell)) >= OVERLOADED]
+    if not again:
+        return False
+    for cell, found, load in again:
+        why = (f"{len(found)} lockup report(s) ({found[0][:120]}) while the host's load was "
+               f"{load:.2f} per core (at or above {OVERLOADED}): booted again, its results replace "
+               "the first boot's")
+        ctx.log(f"{cell.id}: {why}", "yellow")
+        with ctx.writer.lock:
+            ctx.writer.drop_cell(cell)
+            ctx.writer.doc.setdefault("booted_again", []).append(
+                {"cell": cell.id, "kernel": cell.kernel, "why": why})
+    second = run_pass(ctx, k, "", [(c, chk) for c, _, _ in again for chk in ctx.checks])
+    for cell, _, _ in again:
+        if still := hangs(second.console(cell)):
+            ctx.log(f"{cell.id}: {len(still)} lockup report(s) again on the second boot: they count",
+                    "red")
+    ctx.writer.flush()
+    return True
+
+
+def result_of(one: Any, k: Kernel, cell: Cell, chk: Check | None) -> schema.CheckResult | None:
+    """What a pass (booted again) found for ``chk`` (None: the console) on ``cell``."""
+    if chk is None:
+        out = console_outcome(one.console(cell))
+    elif m := one.measured.get(f"{cell.fs.name}/{chk.name}"):
+        out = judge_measurement(chk, m, k.kernel_xy, cell.page.name, cell.fs.name)
+    else:
+        return None
+    return schema.CheckResult.model_validate(out.as_dict())
+
+
+def regressions(ctx: Context, k: Kernel) -> list[tuple[Cell, str]]:
+    """(cell, check name) of ``k``'s cells judged a regression on this first boot
+    (a figure's regression is a moved figure's: see moved_pairs)."""
+    with ctx.writer.lock:
+        rows = compare.verdicts(ctx.writer.doc)
+    by_fs = {c.fs.name: c for c in k.cells}
+    page = k.cells[0].page.name
+    mine = [r for r in rows if r["page_size"] == page and r["fs"] in by_fs]
+    inner = {(r["fs"], r["subtest_of"]) for r in mine if r.get("subtest_of") and r["verdict"] == "regression"}
+    return [(by_fs[r["fs"]], r["check"]) for r in mine
+            if not r.get("subtest_of") and r["verdict"] == "regression"
+            and (compare.verdict(r["base"], r["series"]) == "regression" or (r["fs"], r["check"]) in inner)]
+
+
+def during(reason: str) -> set[str]:
+    """The checks a console check's reason names its reports "(during NAME)" of."""
+    return set(re.findall(r"\(during ([\w.:-]+)\)", reason))
+
+
+def recorded(ctx: Context, cell: Cell, name: str) -> dict[str, Any] | None:
+    for c in ctx.writer.doc["cells"]:
+        if c["id"] == cell.id:
+            return next((x for x in c["checks"] if x["name"] == name), None)
+    return None
+
+
+def series(ctx: Context, k: Kernel, run_pass: RunPass) -> None:
+    """Series side: boot again what regressed or moved (the series, and for a
+    regression the base), then settle each."""
+    with ctx.writer.lock:
+        moved = moved_pairs(ctx.writer.doc, k.cells, ctx.checks)
+    suspects = regressions(ctx, k)
+    if not moved and not suspects:
+        return
+    by_name = {c.name: c for c in ctx.checks}
+    wrong: dict[tuple[str, str], tuple[Cell, Check]] = {}
+    for cell, name in suspects:
+        if name == "console":            # the checks it was seen during, and the farm's own
+            said = (recorded(ctx, cell, "console") or {}).get("reason", "")
+            names = [c.name for c in ctx.checks if is_own(c) or c.name in during(said)]
+        else:
+            names = [name]
+        wrong.update({(cell.fs.name, n): (cell, by_name[n]) for n in names if n in by_name})
+    pairs = {**wrong, **{(cell.fs.name, chk.name): (cell, chk) for cell, chk, _ in moved}}
+    ctx.log(f"{k.cells[0].page.name} {k.cells[0].kernel}: booting again to confirm "
+            + "; ".join(x for x in (
+                ", ".join(f"{c.fs.name}/{n}" for c, n in suspects),
+                ("moved figures of " + ", ".join(f"{c.fs.name}/{chk.name}" for c, chk, _ in moved))
+                if moved else "") if x)
+            + (" (the series, and the base for what regressed)" if suspects and k.base else ""), None)
+    s2 = run_pass(ctx, k, "-confirm", list(pairs.values()))
+    b2 = None
+    if wrong and k.base is not None:
+        base_cells = {c.fs.name: c for c in k.base.cells}
+        b2 = run_pass(ctx, k.base, "-confirm",
+                      [(base_cells[fs], chk) for (fs, _), (_, chk) in wrong.items() if fs in base_cells])
+    settle_regressions(ctx, k, suspects, s2, b2)
+    for cell, chk, figs in moved:
+        m = s2.measured.get(f"{cell.fs.name}/{chk.name}")
+        if not m or m.get("kind") != Kind.DUMP:
+            continue
+        now = judge_measurement(chk, m, k.kernel_xy, cell.page.name, cell.fs.name).metrics
+        with ctx.writer.lock:
+            settled = settle_moves(ctx.writer.doc, cell, chk.name, figs, now)
+        for u in settled:
+            ctx.log(f"{cell.id} {chk.name} {u['metric']}: {u['base']} -> {u['series']}, but "
+                    f"{u['confirm']} on a second boot: noise, not the series", "yellow")
+    ctx.writer.flush()
+
+
+def settle_regressions(ctx: Context, k: Kernel, suspects: list[tuple[Cell, str]], s2: Any,
+                       b2: Any | None) -> None:
+    """Each suspect regression, judged again between the second boots (the
+    base's first where it was not booted again): it stands, or the series'
+    check is marked not confirmed (judged "flaky")."""
+    by_name = {c.name: c for c in ctx.checks}
+    base_label = k.base.cells[0].kernel if k.base is not None else None
+    for cell, name in suspects:
+        chk = by_name.get(name)
+        new = result_of(s2, k, cell, chk)
+        if b2 is not None and base_label:
+            base_cell = next(c for c in k.base.cells if c.fs.name == cell.fs.name)
+            old = result_of(b2, k.base, base_cell, chk)
+            on_base = ("the base passed again" if old and old.outcome in compare.GOOD
+                       else "the base booted again too")
+        else:
+            with ctx.writer.lock:
+                first = next((x for c in ctx.writer.doc["cells"] if c["kernel"] != cell.kernel
+                              and c["page_size"] == cell.page.name and c["fs"] == cell.fs.name
+                              for x in c["checks"] if x["name"] == name), None)
+            old = schema.CheckResult.model_validate(first) if first else None
+            on_base = "the base not booted again"
+        again = compare.pair_verdict(cell.page.name, cell.fs.name, name, old, new)
+        if again in ("error", "incomplete"):
+            stands, said = True, (f"stands: the second boot could not tell ({again}"
+                                  + (f": {new.reason[:160]}" if new and new.reason else "") + ")")
+        else:
+            stands = again == "regression"
+            said = (f"confirmed: a regression again on a second boot ({on_base})" if stands else
+                    f"not confirmed: {again} on a second boot ({on_base}"
+                    + (f"; the series {new.outcome}, the base {old.outcome}" if new and old else "")
+                    + ")")
+        ctx.log(f"{cell.id} {name}: {said}", "red" if stands else "yellow")
+        with ctx.writer.lock:
+            entry = recorded(ctx, cell, name)
+            if entry is not None:
+                entry["confirmed"] = stands
+                entry["again"] = said
