@@ -22,7 +22,9 @@ from __future__ import annotations
 
 import fcntl
 import os
+import random
 import threading
+import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -147,3 +149,45 @@ def tree(cache: Path, tree_dir: Path, exclusive: bool,
 def build_dir(cache: Path, bdir: Path, log: Callable[[str], None] | None = None):
     """Hold a build directory, exclusively."""
     return hold(lock_path(cache, "build", bdir), f"build directory {bdir}", True, log)
+
+
+def host_guests() -> int:
+    """Guests at once on this host, across all runs that share its cache:
+    $FOLIOFARM_HOST_GUESTS, else what one run boots at most by default (its own
+    checks' guests and its tree's: one more than the cores each, at most 3), so
+    that a run alone is not slowed and two runs share the cores, not double them."""
+    env = os.environ.get("FOLIOFARM_HOST_GUESTS", "")
+    if env.isdigit() and int(env) > 0:
+        return int(env)
+    return 2 * max(1, min(3, (os.cpu_count() or 1) + 1))
+
+
+class HostSlots:
+    """The host's guest slots, one lock file each under CACHE/locks/guests:
+    a guest of any run holds one while it runs (the kernel frees it when the
+    run dies). A waiting guest tries them all every quarter second or so."""
+
+    def __init__(self, cache: Path, n: int | None = None) -> None:
+        self.dir = cache / "locks" / "guests"
+        self.n = n or host_guests()
+
+    @contextmanager
+    def slot(self) -> Iterator[int]:
+        self.dir.mkdir(parents=True, exist_ok=True)
+        while True:
+            for i in random.sample(range(self.n), self.n):
+                fd = os.open(self.dir / f"slot-{i}.lock", os.O_RDWR | os.O_CREAT, 0o644)
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    os.close(fd)
+                    continue
+                try:
+                    os.ftruncate(fd, 0)
+                    os.write(fd, f"pid {os.getpid()}\n".encode())
+                    yield i
+                finally:
+                    fcntl.flock(fd, fcntl.LOCK_UN)
+                    os.close(fd)
+                return
+            time.sleep(0.2 + random.random() * 0.1)

@@ -8,6 +8,7 @@ import threading
 import time
 
 from foliofarm.guest.cells import GuestSlots
+from foliofarm.locks import HostSlots
 
 
 def take(slots: GuestSlots, rank, order: list, hold: float, started: threading.Event | None = None):
@@ -103,3 +104,38 @@ def take_queued(slots: GuestSlots, rank, order: list):
     t = threading.Thread(target=run)
     t.start()
     return t
+
+
+def test_the_hosts_slots_are_shared_by_every_run_on_it(tmp_path):
+    """Two runs (processes) on one cache: at most the host's slots' guests at
+    once between them, each run getting its turn; a dead run's slot is free."""
+    import subprocess
+    import sys
+    prog = ("import sys, time; from pathlib import Path; from foliofarm.locks import HostSlots\n"
+            "h = HostSlots(Path(sys.argv[1]), 2)\n"
+            "for _ in range(3):\n"
+            "    with h.slot() as i:\n"
+            "        print(time.monotonic(), 'in', flush=True); time.sleep(0.3)\n"
+            "        print(time.monotonic(), 'out', flush=True)\n")
+    runs = [subprocess.Popen([sys.executable, "-c", prog, str(tmp_path)], stdout=subprocess.PIPE, text=True)
+            for _ in range(3)]
+    events = sorted((float(t), what, n) for n, r in enumerate(runs)
+                    for t, what in (ln.split() for ln in r.communicate(timeout=60)[0].splitlines()))
+    at_once, most, got = 0, 0, set()
+    for _, what, n in events:
+        at_once += 1 if what == "in" else -1
+        most = max(most, at_once)
+        got.add(n)
+    assert most <= 2 and got == {0, 1, 2}
+    assert all(r.returncode == 0 for r in runs)
+    # a run killed while it holds a slot frees it
+    holder = subprocess.Popen([sys.executable, "-c", prog.replace("0.3", "60"), str(tmp_path)],
+                              stdout=subprocess.PIPE, text=True)
+    holder.stdout.readline()
+    holder.kill()
+    holder.wait()
+    slots = GuestSlots(1, host=HostSlots(tmp_path, 1))
+    started = time.monotonic()
+    with slots.slot((False, 0)):
+        pass
+    assert time.monotonic() - started < 5

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import heapq
 import threading
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
@@ -14,6 +14,7 @@ from typing import Any, Callable, Iterable, Iterator
 from foliofarm.guest.qemu import SELFTESTS, SWAP, THPMAPS, Machine
 from foliofarm.judge.checks import Check
 from foliofarm.kernel.build import Artifacts
+from foliofarm.locks import HostSlots
 from foliofarm.matrix import Cell
 from foliofarm.schema import Role
 from foliofarm.report.results import ResultsWriter
@@ -37,8 +38,11 @@ class GuestSlots:
     tree's checks run on, their guests yielding the cores to the own checks'
     guests while any runs (priority.py)."""
 
-    def __init__(self, n: int, tree: int | None = None, expect: Iterable[str] = ()) -> None:
+    def __init__(self, n: int, tree: int | None = None, expect: Iterable[str] = (),
+                 host: HostSlots | None = None) -> None:
         self.free = {False: max(1, n), True: max(1, tree if tree is not None else n)}
+        # the host's slots, shared with every other run on it (locks.HostSlots)
+        self.host = host
         self.waiting: dict[bool, list[tuple[Any, ...]]] = {False: [], True: []}
         self.cond = threading.Condition()
         # Page sizes built at once (a series' warm builds), whose boots have yet
@@ -80,7 +84,8 @@ class GuestSlots:
             self.free[p] -= 1
             self.cond.notify_all()     # the next in line may take another free slot
         try:
-            yield
+            with self.host.slot() if self.host is not None else nullcontext():
+                yield
         finally:
             with self.cond:
                 self.free[p] += 1

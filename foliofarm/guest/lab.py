@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from foliofarm.guest import cells, images, measure, pyroot, rootfs, selftests_disk, vng
-from foliofarm import matrix, plan
+from foliofarm import locks, matrix, plan
 from foliofarm.report import plots
 from foliofarm.errors import BuildError, FarmError
 from foliofarm.guest import ktap
@@ -128,7 +128,7 @@ class Lab:
         # takes the slot this one's last cell leaves free. The status line is the main thread's alone.
         slots = cells.GuestSlots(self.opts.guests, self.opts.tree_guests,
                                  expect=[p.name for p in self.opts.page_sizes] if id(src) in self.at_once
-                                 else ())
+                                 else (), host=locks.HostSlots(self.cache))
         try:
             with ThreadPoolExecutor(max_workers=len(builds), thread_name_prefix="page") as pages:
                 measuring, queued = [], set()

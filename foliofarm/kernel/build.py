@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Callable
 
 from foliofarm import hosttools, locks, matrix, sandbox
-from foliofarm.kernel import kconfig, untrusted
+from foliofarm.kernel import kconfig, prune, untrusted
 from foliofarm.kernel.modules import MODULE_STAMP, MODULES, module_inputs
 from foliofarm.errors import BuildError, InfraError, TimedOut
 from foliofarm.paths import KERNEL_CONFIGS, VMTESTS
@@ -223,6 +223,7 @@ class Builder:
         clean_stale_staging(self.cache / "artifacts")
         art_dir = self.artifact_dir(source, page, variant)
         if art_dir is not None and self._complete(art_dir):
+            prune.mark_used(art_dir)
             return Artifacts(art_dir, source, page, variant, built=False)
         if art_dir is not None and art_dir.exists():
             self.log(f"artifacts {art_dir.name} are damaged or incomplete: building them again")
@@ -233,6 +234,7 @@ class Builder:
             self._series_copy(source, page, variant, bdir)
         with locks.build_dir(self.cache, bdir, log=self.log):
             if art_dir is not None and self._complete(art_dir):
+                prune.mark_used(art_dir)
                 return Artifacts(art_dir, source, page, variant, built=False)  # built while we waited
             return self._make_in(source, page, variant, frags, bdir, art_dir)
 

@@ -118,6 +118,13 @@ class StatusPart(_Strict):
     days: float = Field(default=14, gt=0)
 
 
+class CachePart(_Strict):
+    # built kernels (base or series) not used this long are removed; then the
+    # least recently used while they take more than max_gb (kernel/prune.py)
+    keep_days: float = Field(default=14, gt=0)
+    max_gb: float = Field(default=40, gt=0)
+
+
 class WatchConfig(_Strict):
     interest: Interest = Field(default_factory=Interest)
     route: RoutePart = Field(default_factory=RoutePart)
@@ -126,6 +133,7 @@ class WatchConfig(_Strict):
     series: SeriesPart = Field(default_factory=SeriesPart)
     reply: ReplyPart = Field(default_factory=ReplyPart)
     smtp: SmtpPart = Field(default_factory=SmtpPart)
+    cache: CachePart = Field(default_factory=CachePart)
 
 
 def load(path: Path | None = None) -> WatchConfig:

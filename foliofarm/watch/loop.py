@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from foliofarm.errors import FarmError, InfraError, UsageError
+from foliofarm.kernel import prune
+from foliofarm.paths import cache_dir
 from foliofarm.util import write_atomic
 from foliofarm.watch import reply, status, tester, threads
 from foliofarm.watch.assess import assess
@@ -99,6 +101,13 @@ class Watcher:
         for row in self.state.rows("tested"):
             self.guarded(self.answer, row, "answering it")
         self.write_status()
+        self.prune()
+
+    def prune(self) -> None:
+        """Old kernels out of the cache (kernel/prune.py, [cache])."""
+        c = self.cfg.cache
+        for line in prune.prune(cache_dir(), c.keep_days, c.max_gb):
+            self.say(f"cache: removed kernel {line}")
 
     def guarded(self, step, row: Row, doing: str) -> None:
         """One series' step; whatever goes wrong in it is that series' failure
