@@ -229,9 +229,10 @@ def test_each_series_is_tested_on_the_base_it_was_written_for_and_answered_only_
 
         # mm-new moves on: the first series on it measures the new base, once
         moved = add_line(tree, warn_line("mm-new"), "mm-new moved", "mm: mm-new moves on")
-        [(_, v1_cover), (v1_subject, v1_patch)] = example_series("benign.mbox")
-        v1 = post(ib, [(v1_subject, v1_patch)], "v1", title=title,
-                  cover=re.sub(r"base-commit: \w+\n", "", v1_cover), frm="B. Dev <b@example.org>")
+        # (not S1's patches: those would be a RESEND of S1, left alone)
+        [(_, v1_patch)] = example_series("benign-offpath.mbox")
+        v1 = post(ib, [(f"[PATCH 1/1] {title}", v1_patch)], "v1", title=title,
+                  cover="Another helper.\n", frm="B. Dev <b@example.org>")
         watch_once(url, st, config(tmp_path, "always", 1))      # S2's reply fills the hour
         [r5] = [r for r in rows_of(st) if r.author.startswith("B. Dev")]
         assert r5.state == "tested" and "reply held" in r5.reason, (r5.state, r5.reason)
@@ -240,7 +241,13 @@ def test_each_series_is_tested_on_the_base_it_was_written_for_and_answered_only_
         assert base_boots and not any(b.get("reused") for b in base_boots), base_boots
         assert "mmtree: mm-new moved" in console_of(r5.run_dir, "base")
         # v2 (another patch, the same title and thread) while v1's reply waits
-        [(_, v2_patch)] = example_series("benign-offpath.mbox")
+        git(tree, "checkout", "-q", "-b", "v2", "mm-new")
+        f = tree / "mm" / "filemap.c"
+        f.write_text(f.read_text().replace(warn_line("mm-new moved"),
+                                           warn_line("mm-new moved") + "\t/* v2: nothing else */\n"))
+        git(tree, "commit", "-q", "-am", "mm/filemap: a comment")
+        git(tree, "checkout", "-q", "mm-new")
+        [(_, v2_patch)] = formatted(tree, "mm-new..v2")
         v2 = post(ib, [(f"[PATCH v2 1/1] {title}", v2_patch)], "v2", title=title,
                   cover="v2: another approach.\n", frm="B. Dev <b@example.org>")
         watch_once(url, st, config(tmp_path, "always", 20))
@@ -250,6 +257,8 @@ def test_each_series_is_tested_on_the_base_it_was_written_for_and_answered_only_
         assert by_version[2].state == "replied", (by_version[2].state, by_version[2].reason)
         base_boots, series_boots = boots(by_version[2].run_dir)
         assert series_boots and base_boots and all(b.get("reused") for b in base_boots), base_boots
+        log = (st / "runs" / by_version[2].key / "attempt-1.log").read_text()
+        assert "measurements reused from run" in log
         assert f"applied to mm-new at {moved[:12]}" in by_version[2].base
         sent = outbox(st)
         assert len(sent) == 2 and sent[1]["In-Reply-To"] == f"<{v2[0]}>"

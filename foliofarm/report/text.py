@@ -178,8 +178,11 @@ def _notable(doc: Results, notable: list[Verdict]) -> list[str]:
                                f"{_v(f.series)}" + (f" ({'+' if delta > 0 else ''}{delta})"
                                                     if isinstance(delta, (int, float)) and delta else ""),
                                "      ", "    ")
-            if r.verdict in ("regression", "build-broken", "error") and r.series_reason:
+            if r.verdict in ("regression", "build-broken", "error", "flaky") and r.series_reason:
                 lines += _wrap(r.series_reason[:600], "      ", "    ")
+            elif r.verdict in ("fail", "xfail") and r.base_reason:
+                lines += _wrap("the base fails it too, the base's failure, not the series': "
+                               + r.base_reason[:500], "      ", "    ")
         lines.append("")
     elif doc.sides:
         lines += _wrap("Every check passed on both sides with the same figures.")
