@@ -220,6 +220,7 @@ def test_each_series_is_tested_on_the_base_it_was_written_for_and_answered_only_
         assert sent["In-Reply-To"] == f"<{s2[0]}>"
         body = sent.get_content()
         assert f"mm-new at {heads['mm-new'][:12]}" in body and "regression" in body
+        assert f"--base {heads['mm-new']}" in body          # where to reproduce it, as the branch moves
         # S3: tried everywhere, on the status page, no reply
         assert (r3.outcome, r3.state) == ("not-applied", "quiet"), (r3.state, r3.reason)
         page = (st / "index.html").read_text()

@@ -314,6 +314,8 @@ class Watcher:
     def compose(self, row: Row):
         v = threads.group(self.state.messages(row.key))[row.key]
         argv = self.cfg.run.argv()
+        if base := tester.base_commit(Path(row.run_dir) if row.run_dir else None):
+            argv += ["--base", base]         # the branch moves on: the commit it was tested on
         if row.outcome == tester.JUDGED:
             txt = (Path(row.run_dir) / "report.txt").read_text(errors="replace")
             body = reply.judged_body(txt, v.version, len(v.patches), v.anchor, argv)

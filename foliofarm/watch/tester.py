@@ -125,6 +125,15 @@ def recorded_error(run_dir: Path | None) -> str:
     return "\n".join(e.get("message", "") for e in doc.get("errors", [])).strip()
 
 
+def base_commit(run_dir: Path | None) -> str:
+    """The commit a followed tree's series was tested on ("" for another run)."""
+    try:
+        doc = schema.load(run_dir / "results.json") if run_dir else {}
+    except UsageError:
+        return ""
+    return ((doc.get("series") or {}).get("base") or {}).get("commit", "")
+
+
 def outcome(rc: int, results: Path, log: Path) -> Outcome:
     """What a finished run came to: judged (0 or 1, with its verdicts), the
     series refused at intake (2: it does not apply, or is no series), or the
