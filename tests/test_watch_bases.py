@@ -31,9 +31,11 @@ import shutil
 import socket
 import subprocess
 import sys
+import threading
 import time
 from email import message_from_bytes
 from email.policy import default
+from http.server import HTTPServer
 from pathlib import Path
 
 import pytest
@@ -45,6 +47,7 @@ from foliofarm.report import readback
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from inbox import LIST, EX, Inbox, example_series, mail, needs_public_inbox  # noqa: E402
+from test_kcidb import Receiver  # noqa: E402
 from test_watch_runs import row  # noqa: E402
 
 pytestmark = [pytest.mark.integration, needs_public_inbox]
@@ -120,9 +123,11 @@ def mm(tmp_path_factory):
         d.wait()
 
 
-def config(tmp: Path, when: str, per_hour: int) -> Path:
+def config(tmp: Path, when: str, per_hour: int, kcidb: str = "") -> Path:
     path = tmp / "watch.toml"
+    (tmp / "kcidb.token").write_text("sekrit\n")
     path.write_text("\n".join([
+        "[kcidb]", f'url = "{kcidb}"', f'token_file = "{tmp / "kcidb.token"}"',
         "[interest]", f'lists = ["{LIST}"]',
         "[run]", f'kernel = "git:git://127.0.0.1:{PORT}/mm#{BRANCHES}"',
         "[series]", "settle_minutes = 0",
@@ -198,8 +203,12 @@ def test_each_series_is_tested_on_the_base_it_was_written_for_and_answered_only_
     git(tree, "checkout", "-q", "mm-new")
     url = ib.serve()
     st = tmp_path / "state"
+    receiver = HTTPServer(("127.0.0.1", 0), Receiver)
+    threading.Thread(target=receiver.serve_forever, daemon=True).start()
+    Receiver.got.clear()
     try:
-        watch_once(url, st, config(tmp_path, "news", 20))
+        watch_once(url, st, config(tmp_path, "news", 20,
+                                   kcidb=f"http://127.0.0.1:{receiver.server_port}/submit"))
         r1, r2, r3, r4 = (row(st, t) for t in (title, "read exec text around", "another tree",
                                                "a backport"))
         # S1: on mm-unstable's head, as its base-commit says; no news, no reply
@@ -208,6 +217,9 @@ def test_each_series_is_tested_on_the_base_it_was_written_for_and_answered_only_
         # (the series' kernel is its base's and more: its console shows the base's lines)
         assert "mmtree: mm-unstable" in console_of(r1.run_dir, "series")
         assert "mmtree: mm-new" not in console_of(r1.run_dir, "series")
+        # no news, but in KCIDB (as every tested series): the receiver validated it
+        assert any(c.get("message_id") == "s1.0@example.org" for d in Receiver.got
+                   for c in d.get("checkouts", [])), Receiver.got
         # S2: on mm-new, the only branch it applies to; confirmed; one reply naming it
         assert r2.state == "replied", (r2.state, r2.reason)
         assert f"applied to mm-new at {heads['mm-new'][:12]}" in r2.base
@@ -280,6 +292,7 @@ def test_each_series_is_tested_on_the_base_it_was_written_for_and_answered_only_
         assert resend and all(r.state not in ("testing", "tested", "replied") for r in resend), \
             [(r.subject, r.state, r.reason) for r in resend]
     finally:
+        receiver.shutdown()
         ib.stop()
         shutil.rmtree(tmp_path / "pi", ignore_errors=True)
 

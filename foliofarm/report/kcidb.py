@@ -236,10 +236,10 @@ def convert(docs: list[Results], origin: str = ORIGIN) -> dict[str, Any]:
     return validated(merged)
 
 
-def submit(url: str, data: dict[str, Any]) -> str:
-    """POST the submission with the token from FOLIOFARM_KCIDB_TOKEN; the
+def submit(url: str, data: dict[str, Any], token: str | None = None) -> str:
+    """POST the submission with ``token`` (else FOLIOFARM_KCIDB_TOKEN's); the
     receiver's answer."""
-    token = os.environ.get(TOKEN_ENV)
+    token = token or os.environ.get(TOKEN_ENV)
     if not token:
         raise UsageError(f"--submit needs a token in {TOKEN_ENV} (the KCIDB submitter's own)")
     req = urllib.request.Request(url, data=json.dumps(data).encode(), method="POST",

@@ -125,6 +125,13 @@ class CachePart(_Strict):
     max_gb: float = Field(default=40, gt=0)
 
 
+class KcidbPart(_Strict):
+    # a KCIDB receiver every tested series is submitted to (all-pass ones too);
+    # empty: none. The token: token_file's first line (as [smtp] login_file)
+    url: str = ""
+    token_file: str = ""
+
+
 class WatchConfig(_Strict):
     interest: Interest = Field(default_factory=Interest)
     route: RoutePart = Field(default_factory=RoutePart)
@@ -134,6 +141,7 @@ class WatchConfig(_Strict):
     reply: ReplyPart = Field(default_factory=ReplyPart)
     smtp: SmtpPart = Field(default_factory=SmtpPart)
     cache: CachePart = Field(default_factory=CachePart)
+    kcidb: KcidbPart = Field(default_factory=KcidbPart)
 
 
 def load(path: Path | None = None) -> WatchConfig:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from foliofarm.errors import FarmError, InfraError, UsageError
 from foliofarm.kernel import prune
+from foliofarm.report import kcidb
 from foliofarm.paths import cache_dir
 from foliofarm.util import write_atomic
 from foliofarm.watch import reply, status, tester, threads
@@ -220,6 +221,8 @@ class Watcher:
         self.say(f"{row.subject!r}: {out.kind} (exit {out.rc}) {json.dumps(out.pages)}")
         fields = dict(pid=None, outcome=out.kind, run_dir=str(out.run_dir) if out.run_dir else None,
                       verdicts=json.dumps(out.pages) if out.pages else None, base=out.base)
+        if out.kind in (tester.JUDGED, tester.NOT_BUILT) and out.run_dir and self.cfg.kcidb.url:
+            self.submit(row, out.run_dir)
         if out.kind == tester.TIMED_OUT:
             self.state.move(row.key, "failed", out.said, **fields)
         elif out.kind != tester.INFRA:
@@ -229,6 +232,17 @@ class Watcher:
         else:
             self.state.move(row.key, "failed", f"{attempt} attempts failed; last: {_first(out.said)}",
                             **fields)
+
+    def submit(self, row: Row, run_dir: Path) -> None:
+        """The run to KCIDB ([kcidb]): a receiver's refusal is said, and the
+        series' own outcome stands."""
+        k = self.cfg.kcidb
+        try:
+            token = reply.secret(k.token_file, "[kcidb] token_file")[0][:1] if k.token_file else []
+            said = kcidb.submit(k.url, kcidb.convert([kcidb.read(run_dir)]), (token or [""])[0].strip())
+            self.say(f"{row.subject[:80]!r}: submitted to KCIDB ({said.strip()[:100]})")
+        except FarmError as exc:
+            self.say(f"{row.subject[:80]!r}: not submitted to KCIDB: {exc}")
 
     def limits(self) -> list[str]:
         """The run options that bound one series' run."""

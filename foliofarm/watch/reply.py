@@ -129,16 +129,22 @@ def login(cfg: WatchConfig) -> tuple[str, str] | None:
     name = cfg.smtp.login_file
     if not name:
         return None
+    lines, path = secret(name, "[smtp] login_file")
+    if len(lines) < 2 or not lines[0].strip():
+        raise InfraError(f"[smtp] login_file {path}: expected two lines, the user and the password")
+    return lines[0].strip(), lines[1]
+
+
+def secret(name: str, what: str) -> tuple[list[str], Path]:
+    """The lines of a credential file (a relative name read from
+    $CREDENTIALS_DIRECTORY when set), and where it was."""
     path = Path(name)
     if not path.is_absolute() and os.environ.get("CREDENTIALS_DIRECTORY"):
         path = Path(os.environ["CREDENTIALS_DIRECTORY"]) / path
     try:
-        lines = path.read_text().splitlines()
+        return path.read_text().splitlines(), path
     except OSError as exc:
-        raise InfraError(f"[smtp] login_file {path}: {exc.strerror}") from None
-    if len(lines) < 2 or not lines[0].strip():
-        raise InfraError(f"[smtp] login_file {path}: expected two lines, the user and the password")
-    return lines[0].strip(), lines[1]
+        raise InfraError(f"{what} {path}: {exc.strerror}") from None
 
 
 class Sender:
