@@ -92,6 +92,11 @@ class GuestSlots:
                 self.cond.notify_all()
 
 
+# The page parts' guest, in place of a filesystem in the boot's name.
+BARE = "nofs"
+RACE_BOOT = "nofs-race"     # the bare guest of the selftests' race parts, a host thread per vCPU
+
+
 @dataclass
 class Context:
     """What measuring needs from a run: no more, so it can be driven alone."""

@@ -22,7 +22,7 @@ import re
 from typing import Any, Callable
 
 from foliofarm import schema
-from foliofarm.guest.cells import Context, Kernel
+from foliofarm.guest.cells import BARE, RACE_BOOT, Context, Kernel
 from foliofarm.guest.splat import patterns
 from foliofarm.judge import compare
 from foliofarm.judge.checks import Check, Kind, console_outcome, is_own, judge_measurement
@@ -49,9 +49,12 @@ def hangs(splats: list[str]) -> list[str]:
 
 
 def load_of(one: Any, cell: Cell) -> float:
-    """The highest host load per core any boot of ``cell`` saw in the pass."""
-    loads = [x for b in one.boots if cell.fs.name in (b.fs or "").split(",") or not b.fs
-             for x in (b.host_load or [])]
+    """The highest host load per core any boot of ``cell`` saw in the pass
+    (its own boots, and the bare guests of the page parts every cell shares)."""
+    def serves(fs: str) -> bool:
+        parts = fs.split(",") if fs else []
+        return not parts or cell.fs.name in parts or any(p in (BARE, RACE_BOOT) for p in parts)
+    loads = [x for b in one.boots if serves(b.fs or "") for x in (b.host_load or [])]
     return max(loads, default=0.0)
 
 

@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from foliofarm.guest import confirm, ktap, split, vng
-from foliofarm.guest.cells import Context, GuestSlots, Kernel, baseline_path, machine, tree_disk
+from foliofarm.guest.cells import (BARE, RACE_BOOT, Context, GuestSlots, Kernel, baseline_path, machine,
+                                   tree_disk)
 from foliofarm.guest.qemu import OUTBOX_BYTES
 from foliofarm.guest.saved import digest, load_saved, new_saved, ranges_of
 from foliofarm.guest.session import BootPlan, check_timeout, run_boots
@@ -27,10 +28,7 @@ from foliofarm.matrix import Cell
 from foliofarm.schema import Role
 from foliofarm.util import tmp_dir, write_json
 
-# The page parts' guest, in place of a filesystem in the boot's name; a
-# cell's boot for its tree's checks (thpmaps, the selftests' cell part).
-BARE = "nofs"
-RACE_BOOT = "nofs-race"     # the bare guest of the selftests' race parts, a host thread per vCPU
+# a cell's boot for its tree's checks (thpmaps, the selftests' cell part)
 TREE_SUFFIX = "-tree"
 
 
