@@ -9,9 +9,10 @@ regression (KernelCI retries a failed test first). Two cases:
   again, and the second boot's results replace the first's. Both boots stay in
   boots[]; results.json `booted_again` says why. Lockups that come back on the
   second boot count.
-- The series side's regressions and moved figures: the pairs are booted again
-  on the series, and a regression's on the base too (its kernel is built in
-  the same run). A regression stands only if it is one again between the two
+- The series side's regressions and moved figures: booted again on the
+  series, and a regression on the base too (its kernel is built in the same
+  run), the regressed check with every check that shared its guest, in the
+  same order, so the second boot is the first one again. A regression stands only if it is one again between the two
   second boots; else the series' check is marked not confirmed and judged
   "flaky" (compare.py), which is no news. A moved figure that the series'
   second boot does not repeat is the base's noise (noise.settle_moves)."""
@@ -131,11 +132,14 @@ def series(ctx: Context, k: Kernel, run_pass: RunPass) -> None:
     by_name = {c.name: c for c in ctx.checks}
     wrong: dict[tuple[str, str], tuple[Cell, Check]] = {}
     for cell, name in suspects:
-        if name == "console":            # the checks it was seen during, and the farm's own
-            said = (recorded(ctx, cell, "console") or {}).get("reason", "")
-            names = [c.name for c in ctx.checks if is_own(c) or c.name in during(said)]
-        else:
-            names = [name]
+        # The boot as it was: every check that shared the guest with it, in the
+        # same order (a check may fail only after what ran before it in that
+        # boot: a leak of folio references fails force-thp-ra after the
+        # readahead checks, never alone). A splat: the checks it was seen during too.
+        said = (recorded(ctx, cell, "console") or {}).get("reason", "") if name == "console" else ""
+        mine = by_name.get(name)
+        names = [c.name for c in ctx.checks
+                 if (is_own(c) if mine is None else is_own(c) == is_own(mine)) or c.name in during(said)]
         wrong.update({(cell.fs.name, n): (cell, by_name[n]) for n in names if n in by_name})
     pairs = {**wrong, **{(cell.fs.name, chk.name): (cell, chk) for cell, chk, _ in moved}}
     ctx.log(f"{k.cells[0].page.name} {k.cells[0].kernel}: booting again to confirm "
