@@ -9,12 +9,15 @@ import gzip
 import os
 import re
 import shutil
+import signal
 import socket
 import subprocess
 import time
 import urllib.request
+from contextlib import contextmanager
 from email.utils import formatdate
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
@@ -79,6 +82,30 @@ class Inbox:
         """The whole thread of ``msgid`` as public-inbox threads it (t.mbox.gz)."""
         with urllib.request.urlopen(f"{self.url}/{msgid}/t.mbox.gz", timeout=10) as r:
             return gzip.decompress(r.read())
+
+
+@contextmanager
+def git_daemon(base: Path, port: int) -> Iterator[str]:
+    """`git daemon` serving the repositories under ``base`` (each with its
+    git-daemon-export-ok) on 127.0.0.1:``port``; yields git://127.0.0.1:PORT.
+    In a session of its own: `git daemon` runs git-daemon as a child, and the
+    whole group goes at the end (a leftover would serve the next run's port)."""
+    d = subprocess.Popen(["git", "daemon", "--reuseaddr", "--listen=127.0.0.1", f"--port={port}",
+                          f"--base-path={base}", str(base)], stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        for _ in range(100):
+            assert d.poll() is None, f"git daemon could not listen on 127.0.0.1:{port} (in use?)"
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            time.sleep(0.1)
+        else:
+            raise AssertionError(f"git daemon did not listen on 127.0.0.1:{port}")
+        yield f"git://127.0.0.1:{port}"
+    finally:
+        os.killpg(d.pid, signal.SIGKILL)
+        d.wait(10)
 
 
 def mail(subject: str, msgid: str, body: str, *, date: float | None = None, frm: str =

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import socket
 import subprocess
-import time
+import sys
 from pathlib import Path
 
 import pytest
@@ -15,6 +15,9 @@ import pytest
 from foliofarm.errors import UsageError
 from foliofarm.intake import bases
 from foliofarm.intake.source import GIT_IDENTITY
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from inbox import git_daemon  # noqa: E402
 
 BASE = "".join(f"int line{i};\n" for i in range(1, 40))
 
@@ -122,22 +125,11 @@ def test_followed_over_git_daemon_on_loopback(mm_tree, tmp_path):
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     (mm_tree / ".git" / "git-daemon-export-ok").touch()
-    d = subprocess.Popen(["git", "daemon", "--reuseaddr", "--listen=127.0.0.1", f"--port={port}",
-                          f"--base-path={mm_tree.parent}", str(mm_tree.parent)],
-                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        for _ in range(50):
-            with socket.socket() as s:
-                if s.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            time.sleep(0.1)
-        f = bases.Followed.parse(f"git:git://127.0.0.1:{port}/mm/.git#mm-unstable,mm-stable")
+    with git_daemon(mm_tree.parent, port) as where:
+        f = bases.Followed.parse(f"git:{where}/mm/.git#mm-unstable,mm-stable")
         clone = bases.fetch(tmp_path / "cache", f)
         assert bases.head(clone, "mm-stable") == git(mm_tree, "rev-parse", "mm-stable").strip()
         assert (clone / "mm" / "filemap.c").read_text().count("_unstable") == 1   # the first branch
-    finally:
-        d.terminate()
-        d.wait(10)
 
 
 @pytest.mark.parametrize("spec", ["git:/x", "git:#mm-new", "/x#mm-new", "git:/x#a..b", "git:/x#,"])

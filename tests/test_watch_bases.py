@@ -28,7 +28,6 @@ from __future__ import annotations
 import mailbox
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import threading
@@ -46,7 +45,7 @@ from foliofarm.paths import cache_dir
 from foliofarm.report import readback
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from inbox import LIST, EX, Inbox, example_series, mail, needs_public_inbox  # noqa: E402
+from inbox import LIST, EX, Inbox, example_series, git_daemon, mail, needs_public_inbox  # noqa: E402
 from test_kcidb import Receiver  # noqa: E402
 from test_watch_runs import row  # noqa: E402
 
@@ -106,21 +105,11 @@ def mm(tmp_path_factory):
     git(t, "checkout", "-q", "-b", "mm-new")
     heads["mm-new"] = add_line(t, warn_line("mm-unstable"), "mm-new", "mm: mm-new's change")
     (t / ".git" / "git-daemon-export-ok").touch()
-    d = subprocess.Popen(["git", "daemon", "--reuseaddr", "--listen=127.0.0.1", f"--port={PORT}",
-                          f"--base-path={top}", str(top)], stderr=subprocess.DEVNULL)
-    for _ in range(100):
-        with socket.socket() as s:
-            if s.connect_ex(("127.0.0.1", PORT)) == 0:
-                break
-        time.sleep(0.1)
-    else:
-        d.kill()
-        pytest.fail(f"git daemon did not listen on 127.0.0.1:{PORT}")
-    try:
+    with git_daemon(top, PORT) as where:
+        # the daemon that answers is this one, serving this tree
+        heads_served = git(t, "ls-remote", f"{where}/mm")
+        assert f"{heads['mm-new']}\trefs/heads/mm-new" in heads_served, heads_served
         yield t, heads
-    finally:
-        d.kill()
-        d.wait()
 
 
 def config(tmp: Path, when: str, per_hour: int, kcidb: str = "") -> Path:
