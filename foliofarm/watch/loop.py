@@ -238,8 +238,9 @@ class Watcher:
         series' own outcome stands."""
         k = self.cfg.kcidb
         try:
-            token = reply.secret(k.token_file, "[kcidb] token_file")[0][:1] if k.token_file else []
-            said = kcidb.submit(k.url, kcidb.convert([kcidb.read(run_dir)]), (token or [""])[0].strip())
+            lines = reply.secret(k.token_file, "[kcidb] token_file")[0] if k.token_file else []
+            token = lines[0].strip() if lines else None
+            said = kcidb.submit(k.url, kcidb.convert([kcidb.read(run_dir)]), token)
             self.say(f"{row.subject[:80]!r}: submitted to KCIDB ({said.strip()[:100]})")
         except FarmError as exc:
             self.say(f"{row.subject[:80]!r}: not submitted to KCIDB: {exc}")
