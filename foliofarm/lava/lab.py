@@ -86,8 +86,11 @@ def wait_for(what, seconds: float, why: str):
     raise InfraError(f"the lab: waited {seconds:.0f}s for {why}")
 
 
-def api(url: str, path: str) -> dict:
-    with urllib.request.urlopen(f"{url.rstrip('/')}/api/v0.2/{path}", timeout=10) as r:
+def api(url: str, path: str, token: str = "") -> dict:
+    """GET a REST API path of the lab (with the token, if given), as JSON."""
+    req = urllib.request.Request(f"{url.rstrip('/')}/api/v0.2/{path}",
+                                 headers={"Authorization": f"Token {token}"} if token else {})
+    with urllib.request.urlopen(req, timeout=30) as r:
         return json.loads(r.read())
 
 
@@ -153,17 +156,11 @@ def up(workers: int = 2, port: int = 8900) -> dict:
 def cancel_left(url: str, token: str) -> None:
     """Jobs an earlier session of the lab left queued or running are canceled:
     the devices are the new session's."""
-    req = urllib.request.Request(f"{url}api/v0.2/jobs/?limit=200&ordering=-id",
-                                 headers={"Authorization": f"Token {token}"})
-    with urllib.request.urlopen(req, timeout=30) as r:
-        jobs = json.loads(r.read())["results"]
-    for j in jobs:
+    for j in api(url, "jobs/?limit=200&ordering=-id", token)["results"]:
         if j["state"] not in ("Finished", "Canceling"):
-            cancel = urllib.request.Request(f"{url}api/v0.2/jobs/{j['id']}/cancel/", method="GET",
-                                            headers={"Authorization": f"Token {token}"})
             try:
-                urllib.request.urlopen(cancel, timeout=30).read()
-            except OSError:
+                api(url, f"jobs/{j['id']}/cancel/", token)
+            except (OSError, ValueError):       # gone meanwhile, or an answer not in JSON
                 pass
 
 
