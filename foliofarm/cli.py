@@ -178,6 +178,8 @@ def run_parser(run: argparse.ArgumentParser, d: dict[str, Any]) -> None:
                      help="an extra kernel config item, merged after the fragments and verified "
                           "like them (repeatable)")
     guest_options(run, d)
+    from foliofarm.lava import remote
+    remote.add_arguments(run)
 
 
 def guest_options(run: argparse.ArgumentParser, d: dict[str, Any]) -> None:
@@ -332,6 +334,9 @@ def cmd_run(args: argparse.Namespace, argv: list[str]) -> int:
     from foliofarm.runner import Run
     opts = run_options(args, argv)
     validate_run(args)
+    from foliofarm.lava.remote import LabBoots
+    if (lab := LabBoots.from_args(args)) is not None:      # the lab answers and takes the token
+        opts.lab, opts.runner = lab, "lava"
     if args.dry_run:
         return Run(opts).dry_run()
     writable_dir(opts.results)     # last: a refused run leaves no folder behind
@@ -355,9 +360,7 @@ def run_options(args: argparse.Namespace, argv: list[str]) -> RunOptions:
         filesystems=filesystems,
         cells=cells,
         jobs=args.jobs,
-        cpus=args.cpus,
-        memory_mb=args.memory,
-        numa_nodes=args.numa_nodes,
+        cpus=args.cpus, memory_mb=args.memory, numa_nodes=args.numa_nodes,
         extra_config=args.extra_config,
         dry_run=args.dry_run,
         checks=checks.with_categories(checks.select(args.checks), args.mm_selftests),
@@ -367,13 +370,8 @@ def run_options(args: argparse.Namespace, argv: list[str]) -> RunOptions:
         compare=args.compare,
         each_commit=args.each_commit,
         strict_style=args.strict_style,
-        fresh=args.fresh,
-        noise=args.noise,
-        accel=args.accel,
-        tcg_threads=args.tcg_threads,
-        boot_timeout=args.boot_timeout,
-        build_timeout=args.build_timeout,
-        timeout=args.timeout,
+        fresh=args.fresh, noise=args.noise, accel=args.accel, tcg_threads=args.tcg_threads,
+        boot_timeout=args.boot_timeout, build_timeout=args.build_timeout, timeout=args.timeout,
         allow_binary=args.allow_binary,
         guests=args.guests,
         tree_guests=args.tree_guests,

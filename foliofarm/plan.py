@@ -49,7 +49,8 @@ class RunOptions:
     allow_binary: bool = False       # take a series' binary patches
     guests: int = 1                  # boots of the farm's own checks at once
     tree_guests: int | None = None   # and of the tree's checks (default: guests)
-    runner: str = "qemu"             # the own checks' boots: the farm's QEMU runner, or "vng"
+    runner: str = "qemu"             # the own checks' boots: the farm's QEMU runner, "vng" or "lava"
+    lab: Any = None                  # --lab: the LAVA lab's side of the run (lava/remote.py LabBoots)
     cells: set[str] | None = None    # --cells: "page-fs" names; None: every page x fs
     jobs: int | None = None          # make -j (default: the host's cores)
     cpus: int = 1                    # guest vCPUs

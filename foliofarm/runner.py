@@ -72,6 +72,9 @@ class Run:
         lab = Lab(o, w, self.cache, self.log, self.ui.status)
         complete, usage = True, False
         try:
+            if o.lab is not None:       # its artifact server up; SIGTERM cancels its jobs
+                o.lab.open(lambda msg, style: self.log(msg, style))
+                w.doc["machine"]["lab"] = o.lab.describe()
             with self.stage("source", f"preparing kernel source {o.kernel}"):
                 src = source.resolve(o.kernel, self.cache)
             self.log(f"kernel {src.spec}: {src.origin} ({src.tree})")
@@ -91,6 +94,8 @@ class Run:
             complete = False
         finally:
             lab.close()
+            if o.lab is not None:
+                o.lab.close()           # the run's jobs left in the lab canceled
         code = w.finish(complete)
         if usage:
             code = 2
@@ -98,7 +103,9 @@ class Run:
         return code
 
     def stopped(self, why: str) -> None:
-        """The run stopped from outside the loop (--timeout): recorded and said."""
+        """The run stopped from outside the loop (--timeout): said, its lab jobs canceled."""
+        if self.opts.lab is not None:
+            self.opts.lab.cancel_all(why)
         self.writer.add("errors", {"stage": "limit", "message": why})
         self.writer.finish(False)
         self.ui.print(Text("error: ", style="red") + Text(why))

@@ -104,6 +104,11 @@ class BootEntry(_Part):
     measured_by: Optional[str] = None
     boot_seconds: Optional[Number] = None
     host_load: list[Number] = []        # per core, at the shell and at the end (session.Boot)
+    lab_job: Optional[str] = None       # the LAVA job's page, where a lab booted it (run --lab)
+    device: Optional[str] = None        # the lab's device that ran it
+    fs: Optional[str] = None
+    attempt: Optional[int] = None
+    error: Optional[str] = None
 
 
 class Finding(_Part):

@@ -39,10 +39,12 @@ class GuestSlots:
     guests while any runs (priority.py)."""
 
     def __init__(self, n: int, tree: int | None = None, expect: Iterable[str] = (),
-                 host: HostSlots | None = None) -> None:
+                 host: HostSlots | None = None, own_here: bool = True) -> None:
         self.free = {False: max(1, n), True: max(1, tree if tree is not None else n)}
-        # the host's slots, shared with every other run on it (locks.HostSlots)
+        # the host's slots, shared with every other run on it (locks.HostSlots);
+        # not for the own checks' boots when a lab runs them (own_here False)
         self.host = host
+        self.own_here = own_here
         self.waiting: dict[bool, list[tuple[Any, ...]]] = {False: [], True: []}
         self.cond = threading.Condition()
         # Page sizes built at once (a series' warm builds), whose boots have yet
@@ -84,7 +86,7 @@ class GuestSlots:
             self.free[p] -= 1
             self.cond.notify_all()     # the next in line may take another free slot
         try:
-            with self.host.slot() if self.host is not None else nullcontext():
+            with self.host.slot() if self.host is not None and (p or self.own_here) else nullcontext():
                 yield
         finally:
             with self.cond:
@@ -116,6 +118,7 @@ class Context:
     ktap_parser: Path | None = None   # the kernel's KTAP parser (guest/ktap.py), for selftests
     recorded: Callable[[], None] | None = None   # after each outcome is recorded
     runner: str = "qemu"     # the farm's own checks' boots: its QEMU runner, or "vng" (guest/vng.py)
+    remote: Any = None       # or a LAVA lab's (lava/remote.py LabBoots: boot_group as vng's)
 
 
 @dataclass

@@ -126,9 +126,10 @@ class Lab:
         # built; the guest slots (--guests own boots, --tree-guests of the
         # tree's) are shared across them, so the next page size's first cell
         # takes the slot this one's last cell leaves free. The status line is the main thread's alone.
-        slots = cells.GuestSlots(self.opts.guests, self.opts.tree_guests,
+        lab = self.opts.lab          # a LAVA lab boots the own checks: its queue, not this host's
+        slots = cells.GuestSlots(lab.queue if lab else self.opts.guests, self.opts.tree_guests or self.opts.guests,
                                  expect=[p.name for p in self.opts.page_sizes] if id(src) in self.at_once
-                                 else (), host=locks.HostSlots(self.cache))
+                                 else (), host=locks.HostSlots(self.cache), own_here=lab is None)
         try:
             with ThreadPoolExecutor(max_workers=len(builds), thread_name_prefix="page") as pages:
                 measuring, queued = [], set()
@@ -277,7 +278,7 @@ class Lab:
                                log=self.log, status=self.status if slots is None else no_status,
                                guests=o.guests, cpus=o.cpus, memory_mb=o.memory_mb,
                                numa_nodes=o.numa_nodes, slots=slots, ktap_parser=self.ktap_parser,
-                               recorded=self.own_verdict, runner=o.runner)
+                               recorded=self.own_verdict, runner=o.runner, remote=o.lab)
 
     def own_verdict(self) -> None:
         """The farm's own checks' verdict, written and told as soon as it is

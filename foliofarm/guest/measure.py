@@ -211,18 +211,22 @@ class Pass:
         if boot.error:
             self.ctx.log(f"{what}: {boot.error}", "red")
         else:
-            took = "under vng" if boot.boot_seconds is None else f"{boot.boot_seconds}s to the shell"
+            took = (f"{boot.boot_seconds}s to the shell" if boot.boot_seconds is not None
+                    else f"{boot.qemu}, {boot.lab_job}" if boot.lab_job else "under vng")
             self.ctx.log(f"{what}: {took}, console {boot.console_log}", None)
 
     def boot_cell(self, group: Group, status: Callable[[str], Any] | None) -> None:
         """Boot one group's guest as often as its checks need (session.run_boots)."""
         ctx, cell_pairs = self.ctx, group.pairs
         cell = cell_pairs[0][0]
-        if ctx.runner == "vng" and not group.later and not group.bare:
+        if ctx.runner != "qemu" and not group.later and not group.bare:
+            # vng here, or a LAVA lab (lava/remote.py): the cell's own checks in one boot
             stem = ctx.writer.dir / "boots" / f"{self.page.name}-{cell.fs.name}-{self.kernel}{self.label}"
-            measured, boot, reports = vng.boot_group(ctx, self.k, cell, cell_pairs, stem)
+            boot_group = ctx.remote.boot_group if ctx.remote is not None else vng.boot_group
+            measured, boot, reports = boot_group(ctx, self.k, cell, cell_pairs, stem)
+            when = "before the first check" if ctx.remote is not None else "under vng: when in the boot is not known"
             with self.lock:
-                self.splats[cell.id] += [f"{r} (under vng: when in the boot is not known)" for r in reports]
+                self.splats[cell.id] += [f"{r} ({when})" for r in reports]
             self.on_boot(boot)
             for c, chk, m in measured:
                 self.on_measured(c, chk, m)
@@ -277,9 +281,9 @@ class Pass:
 
         groups = sorted(groups, key=rank)
         what = f"{self.page.name} {self.kernel}{self.label}"
-        if ctx.runner == "vng" and any(g.later or g.bare for g in groups):
-            ctx.log(f"{what}: the tree's checks boot on the farm's own QEMU runner, not vng: they "
-                    "need the outbox disk and a deadline per test, which vng has not", "yellow")
+        if ctx.runner != "qemu" and any(g.later or g.bare for g in groups):
+            ctx.log(f"{what}: the tree's checks boot on the farm's own QEMU runner, not {ctx.runner}: they "
+                    "need the outbox disk and a deadline per test", "yellow")
         ctx.log(f"booting {what}: {len(groups)} cell(s), {min(ctx.guests, len(groups))} guest(s) at a time",
                 None)
         if ctx.guests == 1 and ctx.slots is None:

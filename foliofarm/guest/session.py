@@ -48,6 +48,8 @@ class Boot:
     # the host's 1-minute load average per core when the guest's shell came up
     # and when the boot ended: a lockup logged on an overloaded host is the host's
     host_load: list[float] = field(default_factory=list)
+    lab_job: str | None = None        # the LAVA job's page, where a lab booted it (lava/remote.py)
+    device: str | None = None         # and the lab's device that ran it
 
     def as_dict(self) -> dict[str, Any]:
         return {k: v for k, v in self.__dict__.items() if v not in (None, [], {})}

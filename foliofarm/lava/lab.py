@@ -127,9 +127,10 @@ def up(workers: int = 2, port: int = 8900) -> dict:
         if f"qemu-{w}" not in manage("devices", "list"):
             manage("devices", "add", "--device-type", "qemu", "--worker", w, f"qemu-{w}")
         (d / w).mkdir(exist_ok=True)
-        state["pids"].append(spawn(["lava-worker", "--name", w, "--url", state["url"], "--token-file", str(secret),
+        state.setdefault("workers", {})[w] = spawn(["lava-worker", "--name", w, "--url", state["url"], "--token-file", str(secret),
                                     "--worker-dir", str(d / w), "--log-file", str(d / f"{w}.log"),
-                                    "--level", "INFO"], d / f"{w}.out"))
+                                    "--level", "INFO"], d / f"{w}.out")
+        state["pids"].append(state["workers"][w])
     state["pids"].append(spawn(["gunicorn3", "lava_server.wsgi", "--bind", f"127.0.0.1:{port}",
                                 "--workers", "2", "--worker-class", "eventlet", "-u", "lavaserver",
                                 "-g", "lavaserver", "--log-file", str(LOGS / "foliofarm-gunicorn.log")], d / "gunicorn.out"))
@@ -164,6 +165,15 @@ def cancel_left(url: str, token: str) -> None:
                 pass
 
 
+def stop_worker(name: str) -> None:
+    """Stop worker ``name`` as a machine that died would: it and the job it
+    runs (lava-run, QEMU) killed, no word to the server."""
+    from foliofarm.util import kill_descendants, kill_group
+    pid = json.loads((lab_dir() / "lab.json").read_text())["workers"][name]
+    kill_descendants(pid)
+    kill_group(pid)
+
+
 def down() -> list[str]:
     """Stop what `up` started; returns what it stopped."""
     path = lab_dir() / "lab.json"
@@ -171,6 +181,9 @@ def down() -> list[str]:
         return []
     state = json.loads(path.read_text())
     said = []
+    for pid in state.get("workers", {}).values():     # their jobs' lava-run and QEMU too
+        from foliofarm.util import kill_descendants
+        kill_descendants(pid)
     for pid in state.get("pids", []):
         try:
             os.killpg(pid, signal.SIGTERM)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import html
+import re
 
 from foliofarm.report.tables import Section
 
@@ -67,6 +68,13 @@ def _cell_class(value: str, numeric: bool, row_verdict: str | None, col: int) ->
     return " ".join(classes)
 
 
+def _linked(text: str) -> str:
+    """A table cell's text, escaped; an address (a LAVA job's page) a link."""
+    if re.fullmatch(r"https?://[^\s<>'\"]+", text):
+        return f"<a href='{html.escape(text)}'>{html.escape(text)}</a>"
+    return html.escape(text)
+
+
 def to_html(title: str, secs: list[Section]) -> str:
     e = html.escape
     out = [f"<!doctype html><html><head><meta charset='utf-8'><title>{e(title)}</title>"
@@ -87,7 +95,7 @@ def to_html(title: str, secs: list[Section]) -> str:
                 for r in rows:
                     rv = str(r[verdict_col]) if verdict_col is not None and verdict_col < len(r) else None
                     out.append("<tr>" + "".join(
-                        f"<td class='{_cell_class(c, i < len(numeric) and numeric[i], rv, i)}'>{e(str(c))}</td>"
+                        f"<td class='{_cell_class(c, i < len(numeric) and numeric[i], rv, i)}'>{_linked(str(c))}</td>"
                         for i, c in enumerate(r)) + "</tr>")
                 out.append("</table>")
             elif b[0] == "img":

@@ -36,7 +36,9 @@ def argv(opts: Any, page: str, fs: str) -> list[str]:
         out += ["--series", _spec(opts.series)]
     if opts.compare:
         out += ["--compare", _spec(opts.compare)]
-    if getattr(opts, "runner", "qemu") != "qemu":
+    if getattr(opts, "lab", None) is not None:      # the token stays where it was (file or environment)
+        out += ["--lab", opts.lab.api.url, "--lab-device-type", opts.lab.device_type]
+    elif getattr(opts, "runner", "qemu") != "qemu":
         out += ["--runner", opts.runner]
     return out
 

@@ -21,7 +21,7 @@ def build(doc: Results | dict[str, Any], plots: Plots | None = None) -> tuple[st
              else f"foliofarm run {doc.run_id}")
     secs = [summary(doc), *series(doc), *verdicts(doc),
             *(check(doc, name, plots or {}) for name in check_names(doc)),
-            *checkpatch(doc), builds(doc), *machine(doc), reproduce(doc)]
+            *checkpatch(doc), builds(doc), *lab_jobs(doc), *machine(doc), reproduce(doc)]
     return title, secs
 
 
@@ -167,6 +167,17 @@ def builds(doc: Results) -> Section:
             s.blocks.append(("p", f"{b.kernel} {b.page_size}: base measurements reused from run "
                                   f"{b.measured_by} (same kernel, guest programs, images and checks)"))
     return s
+
+
+def lab_jobs(doc: Results) -> list[Section]:
+    """Each cell's LAVA job (run --lab): the job that ran it, and where."""
+    rows = [[f"{b.page_size}-{b.fs}-{b.kernel}", str(b.attempt or 1), b.device or "", b.lab_job]
+            for b in doc.boots if b.lab_job]
+    if not rows:
+        return []
+    s = Section("LAVA jobs")
+    s.blocks.append(("table", ["cell", "attempt", "device", "job"], rows))
+    return [s]
 
 
 def machine(doc: Results) -> list[Section]:

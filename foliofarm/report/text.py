@@ -121,6 +121,8 @@ def render(doc: Results | dict[str, Any]) -> str:
         if name in ALWAYS or name in changed_checks:
             lines += folio_tables(doc, name)
     lines += _console_reports(doc) + _checkpatch(doc)
+    jobs = [f"  {b.page_size}-{b.fs}-{b.kernel}: {b.lab_job} ({b.device})" for b in doc.boots if b.lab_job]
+    lines += ["LAVA jobs:", *jobs, ""] if jobs else []
     lines.append("Reproduce:")
     for cmd in doc.shard_commands or [doc.command]:
         lines += _wrap(shlex.join(cmd), "      ", "  $ ")
