@@ -106,6 +106,7 @@ class BootEntry(_Part):
     host_load: list[Number] = []        # per core, at the shell and at the end (session.Boot)
     lab_job: Optional[str] = None       # the LAVA job's page, where a lab booted it (run --lab)
     device: Optional[str] = None        # the lab's device that ran it
+    lab_faults: list[str] = []          # the lab's words for each attempt before it
     fs: Optional[str] = None
     attempt: Optional[int] = None
     error: Optional[str] = None

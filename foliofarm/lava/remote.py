@@ -174,10 +174,14 @@ class LabBoots:
                 faults.append(f"LAVA job {job.id} on {job.device or 'no device'} ended {job.health}: {said}")
                 self.log(f"{stem.name}: {faults[-1]}", "yellow")
                 continue
-            return read_job(records, job, self.api.job_page(job.id), str(path), cell, pairs, attempt)
+            measured, boot, reports = read_job(records, job, self.api.job_page(job.id), str(path), cell, pairs,
+                                               attempt)
+            boot.lab_faults = faults
+            return measured, boot, reports
         reason = "the lab: " + "; then ".join(faults or ["the run was stopped"])
         boot = Boot(page_size=cell.page.name, kernel=cell.kernel, console_log="", fs=cell.fs.name,
-                    qemu=f"LAVA {self.device_type} at {self.api.url}", attempt=len(faults), error=reason)
+                    qemu=f"LAVA {self.device_type} at {self.api.url}", attempt=len(faults), error=reason,
+                    lab_faults=faults)
         return [(c, chk, {"kind": Kind.ERROR, "reason": reason}) for c, chk in pairs], boot, []
 
     def job_for(self, ctx: Context, k: Kernel, cell: Cell, checks: list[Check], where: Path) -> str:

@@ -71,8 +71,12 @@ class Artifacts:
             def log_message(self, *args) -> None:
                 pass
 
+        class Server(http.server.ThreadingHTTPServer):
+            def handle_error(self, request, client_address) -> None:
+                pass        # a worker that went away mid-download: its job says so
+
         try:
-            self.server = http.server.ThreadingHTTPServer((host, int(port)), Handler)
+            self.server = Server((host, int(port)), Handler)
         except OSError as exc:
             raise UsageError(f"--lab-serve {serve}: cannot listen there: {exc.strerror}") from None
         self.server.daemon_threads = True
