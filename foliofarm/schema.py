@@ -107,6 +107,7 @@ class BootEntry(_Part):
     lab_job: Optional[str] = None       # the LAVA job's page, where a lab booted it (run --lab)
     device: Optional[str] = None        # the lab's device that ran it
     lab_faults: list[str] = []          # the lab's words for each attempt before it
+    lab_seconds: list[Number] = []      # the job queued, then running, by the lab's clock
     fs: Optional[str] = None
     attempt: Optional[int] = None
     error: Optional[str] = None

@@ -3,8 +3,8 @@
 - its usr/gen_init_cpio.c writes a file under /tmp when the program runs: the
   farm never runs it (the initramfs is packed in Python), and the build's own
   run of it stays in the sandbox's /tmp, so no file appears on the host;
-- its mm/Makefile prints $(FOLIOFARM_SMTP_PASSWORD) and $(HOME): the build
-  starts from a cleared environment, so the secret the run was started with is
+- its mm/Makefile prints $(FOLIOFARM_SMTP_PASSWORD), $(FOLIOFARM_LAB_TOKEN) and $(HOME): the build
+  starts from a cleared environment, so the secrets the run was started with are
   in no file under the results or the cache, and HOME is the sandbox's;
 - its mm/Makefile plants an object for a file it does not change
   (mm/mempool.o, a section with a marker added): the marker is in its own
@@ -64,7 +64,7 @@ def hostile(tree: Path, escaped: Path, token: str) -> str:
                         f"\tFILE *f = fopen(\"{escaped}\", \"w\");\n\tif (f) {{ fputs(\"escaped\\n\", f); "
                         "fclose(f); }\n}\n\n" + main)
     mk = base_file(tree, "mm/Makefile")
-    mk += ("\n$(info FF-SECRET=[$(FOLIOFARM_SMTP_PASSWORD)] FF-HOME=[$(HOME)])\n"
+    mk += ("\n$(info FF-SECRET=[$(FOLIOFARM_SMTP_PASSWORD)] FF-LAB=[$(FOLIOFARM_LAB_TOKEN)] FF-HOME=[$(HOME)])\n"
            f"$(shell printf 'FOLIOFARM-%s-{token}' PLANTED > mm/.ffplant; $(OBJCOPY) --add-section "
            ".rodata.ffplant=mm/.ffplant --set-section-flags .rodata.ffplant=alloc,load,readonly,data "
            "mm/mempool.o >/dev/null 2>&1)\n")
@@ -100,7 +100,8 @@ def test_a_hostile_series_stays_in_the_sandbox_and_out_of_the_next_kernel(tmp_pa
     password = f"smtp-password-{secrets.token_hex(8)}"
     box = tmp_path / "hostile.mbox"
     box.write_text(hostile(tree, escaped, token))
-    env = {**os.environ, "FOLIOFARM_SMTP_PASSWORD": password}
+    lab_token = f"lab-token-{secrets.token_hex(8)}"     # what `run --lab` reads its token from
+    env = {**os.environ, "FOLIOFARM_SMTP_PASSWORD": password, "FOLIOFARM_LAB_TOKEN": lab_token}
 
     doc = farm(tmp_path / "hostile", box, env)
     assert not escaped.exists(), "the series' gen_init_cpio ran on the host"
@@ -108,7 +109,7 @@ def test_a_hostile_series_stays_in_the_sandbox_and_out_of_the_next_kernel(tmp_pa
     assert ran and all(v["verdict"] == "pass" for v in ran), ran
     image = series_image(doc)
     log = (image.parent / "build.log").read_text(errors="replace")
-    assert "FF-SECRET=[]" in log and "FF-HOME=[/nonexistent]" in log   # its $(info) ran, empty
+    assert "FF-SECRET=[] FF-LAB=[] FF-HOME=[/nonexistent]" in log   # its $(info) ran, empty
     assert f"FOLIOFARM-PLANTED-{token}".encode() in image.read_bytes()  # the plant took, here
 
     benign = farm(tmp_path / "next", EX / "benign.mbox", env)
@@ -116,6 +117,7 @@ def test_a_hostile_series_stays_in_the_sandbox_and_out_of_the_next_kernel(tmp_pa
     assert not escaped.exists()
     for where in (tmp_path, cache_dir()):
         assert holding(where, password) == [], f"the secret is in files under {where}"
+        assert holding(where, lab_token) == [], f"the lab's token is in files under {where}"
 
 
 def test_a_run_past_its_timeout_is_stopped_with_the_reason_recorded(tmp_path):

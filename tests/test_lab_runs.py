@@ -86,6 +86,14 @@ def test_a_series_run_in_the_lab_gives_the_farms_own_results(the_lab, tmp_path):
     bad.write_text("not-a-token\n")
     assert main(["run", *cells, *OWN, *lab_args(url, bad), "--results", str(tmp_path / "refused")]) == 2
     assert not (tmp_path / "refused").exists()           # refused before anything was built or written
+    # the list follower's [run] args: its check of them (a dry run in the
+    # environment it gives a series' run, where no token is) takes --lab with
+    # the token's file, and refuses a token the lab refuses
+    from foliofarm.errors import UsageError
+    from foliofarm.watch import tester
+    tester.check_options(["--cells", "4k-ext4", *lab_args(url, token)])
+    with pytest.raises(UsageError, match="refused the token"):
+        tester.check_options(["--cells", "4k-ext4", *lab_args(url, bad)])
 
     assert main(["run", *cells, *OWN, "--results", str(tmp_path / "farm")]) == 0
     assert main(["run", *cells, *OWN, *lab_args(url, token), "--results", str(tmp_path / "lab")]) == 0

@@ -50,8 +50,8 @@ def test_the_artifact_server_serves_the_runs_files_by_checksum_and_nothing_else(
     img.write_bytes(b"\x00disk" * 1000)
     a = Artifacts("127.0.0.1:0")
     try:
-        url, digest = a.add(img)
-        assert digest == hashlib.sha256(img.read_bytes()).hexdigest()
+        url, digest, packed = a.add(img)
+        assert packed is None and digest == hashlib.sha256(img.read_bytes()).hexdigest()
         assert url.startswith(a.url) and url.endswith(f"{digest[:16]}-disk.img")
         with urllib.request.urlopen(url, timeout=10) as r:
             assert r.read() == img.read_bytes()
@@ -69,7 +69,7 @@ def test_published_artifacts_are_copied_once_under_their_checksum(tmp_path):
     img = tmp_path / "Image"
     img.write_bytes(b"kernel")
     a = Artifacts(url="https://files.example.test/ff", publish=pub)
-    url, digest = a.add(img)
+    url, digest, _ = a.add(img)
     assert url == f"https://files.example.test/ff/{digest[:16]}-Image"
     assert (pub / f"{digest[:16]}-Image").read_bytes() == b"kernel"
     with pytest.raises(UsageError, match="--lab-artifacts"):
@@ -132,3 +132,25 @@ def test_a_complete_jobs_log_is_read_as_the_farms_own_boot(tmp_path):
                                         c16, pairs(c16), 1)
     assert "page size 4096, expected 16384" in boot.error
     assert {m["kind"] for _, _, m in measured} == {Kind.ERROR}
+
+
+def test_a_large_image_goes_packed_with_zstd_and_unpacks_to_itself(tmp_path, monkeypatch):
+    import subprocess
+    monkeypatch.setenv("FOLIOFARM_CACHE", str(tmp_path / "cache"))
+    img = tmp_path / "swap.raw"
+    with open(img, "wb") as f:          # sparse, as the farm's swap disk: mostly zeros
+        f.truncate(40 << 20)
+        f.seek(5 << 20)
+        f.write(b"data" * 1000)
+    a = Artifacts("127.0.0.1:0")
+    try:
+        url, digest, packed = a.add(img)
+        assert packed == "zstd" and url.endswith("-swap.raw.zst")
+        with urllib.request.urlopen(url, timeout=10) as r:
+            body = r.read()
+        assert hashlib.sha256(body).hexdigest() == digest      # what LAVA checks: the bytes it fetched
+        assert len(body) < 1 << 20
+        assert subprocess.run(["zstd", "-d", "-c"], input=body, capture_output=True, check=True).stdout \
+            == img.read_bytes()
+    finally:
+        a.close()

@@ -51,6 +51,7 @@ class Boot:
     lab_job: str | None = None        # the LAVA job's page, where a lab booted it (lava/remote.py)
     device: str | None = None         # and the lab's device that ran it
     lab_faults: list[str] = field(default_factory=list)   # the lab's words for each earlier attempt
+    lab_seconds: list[float] = field(default_factory=list)  # the job queued, then running (the lab's clock)
 
     def as_dict(self) -> dict[str, Any]:
         return {k: v for k, v in self.__dict__.items() if v not in (None, [], {})}

@@ -77,6 +77,7 @@ class LabJob:
     state: str = "Submitted"
     health: str = "Unknown"
     said: str = ""               # the lab's words, if it failed
+    seconds: list[float] = field(default_factory=list)   # queued, then running: the lab's own times
 
 
 @dataclass
@@ -196,7 +197,9 @@ class LabBoots:
         jd["device_type"] = self.device_type
         assert self.artifacts is not None, "open() first"
         for image in jd["actions"][0]["deploy"]["images"].values():
-            image["url"], image["sha256sum"] = self.artifacts.add(Path(image["url"].removeprefix("file://")))
+            image["url"], image["sha256sum"], packed = self.artifacts.add(Path(image["url"].removeprefix("file://")))
+            if packed:
+                image["compression"] = packed
         text = yaml.safe_dump(jd, sort_keys=False, width=1000)
         (where / "job.yaml").write_text(text)
         return text
@@ -230,6 +233,7 @@ class LabBoots:
                 delay = 2.0
             if job.state == "Finished":
                 job.health, job.said = got["health"], (got.get("failure_comment") or "").strip()
+                job.seconds = lab_times(got)
                 return job
             if job.state == "Running" and job.device and time.monotonic() - asked_worker > WORKER_CHECK_S:
                 asked_worker = time.monotonic()
@@ -243,6 +247,16 @@ class LabBoots:
                                    f"{state.lower()} while the job ran")
             time.sleep(delay)
             delay = min(delay * 1.5, 30.0)
+
+
+def lab_times(got: dict[str, Any]) -> list[float]:
+    """[seconds queued, seconds running] of a finished job, by the lab's clock."""
+    from datetime import datetime
+    try:
+        t = [datetime.fromisoformat(got[k]) for k in ("submit_time", "start_time", "end_time")]
+    except (KeyError, TypeError, ValueError):
+        return []
+    return [round((t[1] - t[0]).total_seconds(), 1), round((t[2] - t[1]).total_seconds(), 1)]
 
 
 def job_error(records: list[dict[str, Any]]) -> tuple[str, str]:
@@ -273,7 +287,7 @@ def read_job(records: list[dict[str, Any]], job: LabJob, page_url: str, console_
                                 f"expected {cell.page.bytes}")
     boot = Boot(page_size=cell.page.name, kernel=cell.kernel, console_log=console_log, fs=cell.fs.name,
                 qemu=f"LAVA job {job.id} on {job.device}", attempt=attempt, banner=seen, error=error,
-                lab_job=page_url, device=job.device)
+                lab_job=page_url, device=job.device, lab_seconds=job.seconds)
     measured = [(c, chk, framed.measurement(lines, chk, None) if right else {"kind": Kind.ERROR, "reason": error})
                 for c, chk in pairs]
     reports = list(dict.fromkeys(f"{r.kind}: {r.line}" for r in splat.scan("\n".join(lines[:first]))))

@@ -10,7 +10,13 @@ Two ways, as the run is told:
   another name;
 - a directory a web server already serves (``--lab-publish DIR`` and
   ``--lab-artifacts URL``, the address it is served at): each file copied
-  there under its checksum's name, once."""
+  there under its checksum's name, once.
+
+A file of PACK_BYTES or more (the disk images, the swap disk: most of a
+job's bytes, much of them zeros) goes as zstd (-1, made once under
+CACHE/lab-artifacts and kept while the image is): the job says
+``compression: zstd`` and the worker unpacks it as it downloads (Debian's
+lava-dispatcher recommends zstd); its sha256 is the packed file's."""
 
 from __future__ import annotations
 
@@ -18,11 +24,13 @@ import hashlib
 import http.server
 import os
 import shutil
+import subprocess
 import threading
 from pathlib import Path
 
-from foliofarm.errors import UsageError
+from foliofarm.errors import InfraError, UsageError
 
+PACK_BYTES = 32 << 20
 DIGESTS: dict[tuple[str, int, int], str] = {}     # (path, size, mtime) -> sha256, for the process
 _LOCK = threading.Lock()
 
@@ -40,6 +48,25 @@ def sha256(path: Path) -> str:
         with _LOCK:
             DIGESTS[key] = h.hexdigest()
     return DIGESTS[key]
+
+
+def packed(path: Path) -> Path:
+    """``path`` packed with zstd, once per content (CACHE/lab-artifacts)."""
+    from foliofarm import hosttools
+    from foliofarm.paths import cache_dir
+    hosttools.require("zstd")
+    store = cache_dir() / "lab-artifacts"
+    store.mkdir(parents=True, exist_ok=True)
+    dest = store / f"{sha256(path)[:16]}-{path.name}.zst"
+    if not dest.exists():
+        part = dest.with_name(f"{dest.name}.{os.getpid()}.part")
+        p = subprocess.run(["zstd", "-q", "-1", "-T0", "-f", str(path), "-o", str(part)],
+                           capture_output=True, text=True, check=False)
+        if p.returncode:
+            part.unlink(missing_ok=True)
+            raise InfraError(f"zstd {path}: {p.stderr.strip()[-300:]}")
+        os.replace(part, dest)
+    return dest
 
 
 class Artifacts:
@@ -83,8 +110,11 @@ class Artifacts:
         threading.Thread(target=self.server.serve_forever, name="lab-artifacts", daemon=True).start()
         self.url = (url or f"http://{host}:{self.server.server_address[1]}").rstrip("/") + "/"
 
-    def add(self, path: Path) -> tuple[str, str]:
-        """(URL, sha256) of ``path`` as the lab fetches it."""
+    def add(self, path: Path) -> tuple[str, str, str | None]:
+        """(URL, sha256, compression) of ``path`` as the lab fetches it."""
+        compression = None
+        if path.stat().st_size >= PACK_BYTES:
+            path, compression = packed(path), "zstd"
         digest = sha256(path)
         name = f"{digest[:16]}-{path.name}"
         if self.publish is not None:
@@ -95,7 +125,7 @@ class Artifacts:
                 os.replace(part, dest)
         with _LOCK:
             self.files[name] = path
-        return self.url + name, digest
+        return self.url + name, digest, compression
 
     def close(self) -> None:
         if self.server is not None:

@@ -172,11 +172,13 @@ def builds(doc: Results) -> Section:
 def lab_jobs(doc: Results) -> list[Section]:
     """Each cell's LAVA job (run --lab): the job that ran it, and where."""
     rows = [[f"{b.page_size}-{b.fs}-{b.kernel}", str(b.attempt or 1), b.device or "", b.lab_job or "",
-             "; ".join(b.lab_faults) or "-"] for b in doc.boots if b.lab_job or b.lab_faults]
+             *(fmt(x) for x in (b.lab_seconds or ["", ""])), "; ".join(b.lab_faults) or "-"]
+            for b in doc.boots if b.lab_job or b.lab_faults]
     if not rows:
         return []
     s = Section("LAVA jobs")
-    s.blocks.append(("table", ["cell", "attempt", "device", "job", "the lab's faults before it"], rows))
+    s.blocks.append(("table", ["cell", "attempt", "device", "job", "queued s", "ran s",
+                               "the lab's faults before it"], rows))
     return [s]
 
 
