@@ -33,6 +33,7 @@ from foliofarm.errors import InfraError, UsageError
 PACK_BYTES = 32 << 20
 DIGESTS: dict[tuple[str, int, int], str] = {}     # (path, size, mtime) -> sha256, for the process
 _LOCK = threading.Lock()
+_PACKING = threading.Lock()
 
 
 def sha256(path: Path) -> str:
@@ -58,15 +59,20 @@ def packed(path: Path) -> Path:
     store = cache_dir() / "lab-artifacts"
     store.mkdir(parents=True, exist_ok=True)
     dest = store / f"{sha256(path)[:16]}-{path.name}.zst"
-    if not dest.exists():
-        part = dest.with_name(f"{dest.name}.{os.getpid()}.part")
-        p = subprocess.run(["zstd", "-q", "-1", "-T0", "-f", str(path), "-o", str(part)],
-                           capture_output=True, text=True, check=False)
-        if p.returncode:
-            part.unlink(missing_ok=True)
-            raise InfraError(f"zstd {path}: {p.stderr.strip()[-300:]}")
-        os.replace(part, dest)
+    with _PACKING:      # the cells' threads ask for the same swap disk at once: packed once
+        if not dest.exists():
+            pack(path, dest)
     return dest
+
+
+def pack(path: Path, dest: Path) -> None:
+    part = dest.with_name(f"{dest.name}.{os.getpid()}.part")      # another run's is its own
+    p = subprocess.run(["zstd", "-q", "-1", "-T0", "-f", str(path), "-o", str(part)],
+                       capture_output=True, text=True, check=False)
+    if p.returncode:
+        part.unlink(missing_ok=True)
+        raise InfraError(f"zstd {path}: {p.stderr.strip()[-300:]}")
+    os.replace(part, dest)
 
 
 class Artifacts:
