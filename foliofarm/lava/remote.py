@@ -206,6 +206,7 @@ class LabBoots:
 
     def run_job(self, definition: str, cell: Cell, name: str, attempt: int) -> LabJob:
         """Submit, then follow until the job ends (2 s apart, then up to 30 s)."""
+        limit = (yaml.safe_load(definition)["timeouts"]["job"]["minutes"] + 5) * 60
         if self.stopping:
             raise LabFault("the run was stopped")
         job = LabJob(self.api.submit(definition), cell.page.name)
@@ -213,13 +214,17 @@ class LabBoots:
             self.live.add(job.id)
         self.log(f"{name}: LAVA job {job.id} submitted (attempt {attempt}): {self.api.job_page(job.id)}", None)
         try:
-            return self.follow(job, name)
+            return self.follow(job, name, limit)
         finally:
             with self.lock:
                 self.live.discard(job.id)
 
-    def follow(self, job: LabJob, name: str) -> LabJob:
-        delay, asked_worker = 2.0, 0.0
+    def follow(self, job: LabJob, name: str, limit: float) -> LabJob:
+        """Until the job ends; one running past ``limit`` seconds (its own
+        timeout and a margin: the lab should have ended it) is canceled and
+        the lab's fault. Queued, it waits as long as the lab is busy (the
+        run's --timeout bounds that)."""
+        delay, asked_worker, began = 2.0, 0.0, 0.0
         while True:
             if self.stopping:
                 self.api.cancel(job.id)
@@ -231,6 +236,11 @@ class LabBoots:
                 self.log(f"{name}: LAVA job {job.id} {job.state}" + (f" on {job.device}" if job.device else ""),
                          None)
                 delay = 2.0
+                began = time.monotonic() if job.state == "Running" else began
+            if job.state == "Running" and time.monotonic() - began > limit:
+                self.api.cancel(job.id)
+                raise LabFault(f"LAVA job {job.id} on {job.device} ran past {limit / 60:.0f} minutes "
+                               "(its timeout, and the lab did not end it): canceled")
             if job.state == "Finished":
                 job.health, job.said = got["health"], (got.get("failure_comment") or "").strip()
                 job.seconds = lab_times(got)
