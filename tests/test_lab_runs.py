@@ -6,6 +6,8 @@ exec-text and mmap-miss, the benign series:
   run on the farm's own boots (tools/same_results.py), the jobs on both
   workers (the lab's records), each cell's job linked from the report; a
   token the lab refuses is a usage error before anything builds;
+- on 4k-ext4, the negative control of exec-text: a regression from the
+  lab's logs, confirmed by a second job on each side;
 - on 4k-ext4, a worker stopped mid-job (it and its QEMU killed, as a machine
   that died): the job tried again on the other worker, the same verdicts;
 - the lab stopped mid-run: the cells `error` with the lab's words, exit 3;
@@ -113,6 +115,24 @@ def test_a_series_run_in_the_lab_gives_the_farms_own_results(the_lab, tmp_path):
     html = (tmp_path / "lab" / "latest" / "report.html").read_text()
     for b in jobs:
         assert f"<a href='{b['lab_job']}'>" in html
+
+
+def test_a_regression_booted_in_the_lab_is_found_and_confirmed_by_more_jobs(the_lab, tmp_path):
+    """The negative control of exec-text (examples/series/neg-exec-text): its
+    text mapped without large folios, judged from the lab's logs a regression,
+    booted again in the lab on both sides before it counts."""
+    url, token = the_lab
+    assert main(["run", "--cells", "4k-ext4", "--checks", "exec-text", "--fresh",
+                 "--series", str(ROOT / "examples" / "series" / "neg-exec-text"),
+                 *lab_args(url, token), "--results", str(tmp_path / "lab")]) == 1
+    judged = doc(tmp_path / "lab")
+    row = next(v for v in judged["verdicts"] if v["check"] == "exec-text")
+    assert row["verdict"] == "regression", row
+    series = next(c for c in judged["cells"] if c["kernel"] == "7.3+series")
+    assert next(c for c in series["checks"] if c["name"] == "exec-text")["confirmed"] is True
+    lava = tmp_path / "lab" / "latest" / "lava"            # the second boots: a job on each side
+    for side in ("4k-ext4-7.3-confirm", "4k-ext4-7.3+series-confirm"):
+        assert list((lava / side).glob("job-*.lava.log")), sorted(p.name for p in lava.iterdir())
 
 
 def test_a_worker_stopped_mid_job_is_tried_again_on_the_other(the_lab, tmp_path):
