@@ -12,14 +12,14 @@ from typing import TYPE_CHECKING, Any
 
 from foliofarm import matrix
 from foliofarm.intake import series, source
-from foliofarm.judge import checks
+from foliofarm.judge import catalogue
 from foliofarm.errors import FarmError, UsageError
-from foliofarm.guest.qemu import TCG_THREADS, numa_layout
-from foliofarm.guest.vng import vng_command
+from foliofarm.boot.qemu import TCG_THREADS, numa_layout
+from foliofarm.measure.vng import vng_command
 from foliofarm.paths import ROOT
 
 if TYPE_CHECKING:
-    from foliofarm.plan import RunOptions
+    from foliofarm.run.plan import RunOptions
 
 
 def positive_int(text: str) -> int:
@@ -144,7 +144,7 @@ def run_parser(run: argparse.ArgumentParser, d: dict[str, Any]) -> None:
     run.add_argument("--fs", default=",".join(d["filesystems"]),
                      help=f"comma-separated, of {', '.join(matrix.filesystems())}")
     run.add_argument("--checks", default=None,
-                     help=f"comma-separated, of {', '.join(checks.catalogue())} (default all)")
+                     help=f"comma-separated, of {', '.join(catalogue.by_name())} (default all)")
     run.add_argument("--mm-selftests", default=None, metavar="CATEGORIES|all",
                      help="run_vmtests.sh categories of the mm-selftests check, space-separated, "
                           "or all (default: those in tests/vmtests/checks.toml, minutes per cell "
@@ -245,7 +245,7 @@ def cmd_list() -> int:
     print("kernels:    ", ", ".join(source.valid_specs()))
     print("variants:   ", ", ".join(matrix.variants()))
     print("checks:")
-    for c in checks.catalogue().values():
+    for c in catalogue.by_name().values():
         print(f"  {c.name:<14} {c.description}")
     return 0
 
@@ -254,7 +254,7 @@ def figures_table() -> str:
     """Every declared figure of every check: how a move is judged, and the code it guards."""
     from foliofarm.judge import figures
     rows = ["| check | figure | a move is wrong when | guards |", "|---|---|---|---|"]
-    for c in checks.catalogue():
+    for c in catalogue.by_name():
         for s in figures.specs(c):
             how = {"higher": f"it falls by more than {s.tolerance:g}",
                    "lower": f"it rises by more than {s.tolerance:g}",
@@ -269,13 +269,13 @@ def figures_table() -> str:
                     + ("how long the guest took, under TCG: the host's load, not the kernel"
                        if kind == "timing" else "what the guest program was asked to do, or what the farm derives from the page size") + " |")
     rows.append("| every check | `*_seconds` | timing | a time, whoever reports it |")
-    for c in checks.catalogue():
+    for c in catalogue.by_name():
         for pattern, kind, why in figures.declared(c):
             rows.append(f"| `{c}` | `{pattern}` | {kind} | {why} |")
     return "\n".join(rows) + "\n"
 
 
-DELEGATED = {"bisect": "foliofarm.bisect", "watch": "foliofarm.watch.command",
+DELEGATED = {"bisect": "foliofarm.run.bisect", "watch": "foliofarm.watch.command",
              "kcidb": "foliofarm.report.kcidb", "lava": "foliofarm.lava.command"}
 
 
@@ -298,7 +298,7 @@ def main(argv: list[str] | None = None) -> int:
             # a guest shape QEMU cannot make is refused before anything builds
             numa_layout(args.memory, args.cpus, args.numa_nodes)
         if args.cmd == "shell":
-            from foliofarm.guest import shell
+            from foliofarm.run import shell
             source.validate_spec(args.kernel)
             return shell.main(shell.ShellOptions(
                 cell=args.cell, kernel=args.kernel, series=args.series,
@@ -331,7 +331,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def cmd_run(args: argparse.Namespace, argv: list[str]) -> int:
     """`foliofarm run`: refuse bad input before anything is built or written, then run."""
-    from foliofarm.runner import Run
+    from foliofarm.run.runner import Run
     opts = run_options(args, argv)
     validate_run(args)
     from foliofarm.lava.remote import LabBoots
@@ -344,7 +344,7 @@ def cmd_run(args: argparse.Namespace, argv: list[str]) -> int:
 
 
 def run_options(args: argparse.Namespace, argv: list[str]) -> RunOptions:
-    from foliofarm.plan import RunOptions
+    from foliofarm.run.plan import RunOptions
     if args.base:           # --base COMMIT: the tree's spec names the commit
         if args.kernel.startswith("debian:"):
             raise UsageError("--base names a commit of a git tree: give --kernel PATH or git:...")
@@ -363,7 +363,7 @@ def run_options(args: argparse.Namespace, argv: list[str]) -> RunOptions:
         cpus=args.cpus, memory_mb=args.memory, numa_nodes=args.numa_nodes,
         extra_config=args.extra_config,
         dry_run=args.dry_run,
-        checks=checks.with_categories(checks.select(args.checks), args.mm_selftests),
+        checks=catalogue.with_categories(catalogue.select(args.checks), args.mm_selftests),
         results=args.results.resolve(),
         variant=matrix.select_variant(args.variant),
         series=args.series,

@@ -70,7 +70,7 @@ class CheckResult(_Part):
     subtests: list[Subtest] = []
     rows: list[CrossCheckRow] = []
     boot_failed: bool = False     # the kernel died or hung while booting: nothing measured
-    # a series' regression booted again on both sides (guest/confirm.py): whether
+    # a series' regression booted again on both sides (measure/confirm.py): whether
     # it was one again (False: judged "flaky"), and what the second boots found
     confirmed: Optional[bool] = None
     again: str = ""
@@ -190,7 +190,7 @@ class Unconfirmed(_Part):
 
 
 class BootedAgain(_Part):
-    """A cell booted again before its results counted (guest/confirm.py)."""
+    """A cell booted again before its results counted (measure/confirm.py)."""
     cell: str
     kernel: str
     why: str

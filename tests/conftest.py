@@ -89,8 +89,8 @@ def reads_back():
 
 # The farm's own checks and the thpmaps cross-check of its reading, in every cell.
 def matrix_checks() -> str:
-    from foliofarm.judge import checks
-    return checks.own() + ",thpmaps"
+    from foliofarm.judge import catalogue
+    return catalogue.own() + ",thpmaps"
 
 
 MATRIX_CHECKS = matrix_checks()

@@ -13,8 +13,8 @@ import pytest
 from foliofarm import matrix
 from foliofarm.report import repro
 from foliofarm.cli import main
-from foliofarm.judge import checks
-from foliofarm.plan import RunOptions
+from foliofarm.judge import catalogue
+from foliofarm.run.plan import RunOptions
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def opts(**kw) -> RunOptions:
     base = dict(kernel="debian:7.3", page_sizes=list(matrix.page_sizes().values()),
                 filesystems=list(matrix.filesystems().values()),
-                checks=[checks.catalogue()["exec-text"], checks.catalogue()["mmap-miss"]],
+                checks=[catalogue.by_name()["exec-text"], catalogue.by_name()["mmap-miss"]],
                 results=Path("/tmp/r"))
     base.update(kw)
     return RunOptions(**base)
@@ -93,7 +93,7 @@ def test_shell_boots_the_cells_guest_for_a_person(tmp_path):
 def test_qemu_command_lines():
     """The farm's guests: no network, test disks read-only or snapshots, the
     outbox the only disk written; a person's guest gets the monitor on Ctrl-A."""
-    from foliofarm.guest.qemu import OUTBOX, Machine
+    from foliofarm.boot.qemu import OUTBOX, Machine
     m = Machine(kernel=Path("/k/Image"), initrd=Path("/k/initrd"), disks={"xfs": Path("/i/xfs.img")},
                 scratch={"xfs-rw": Path("/i/xfs.img")}, outbox=Path("/t/outbox.img"), accel="tcg", cpus=2,
                 memory_mb=4096)

@@ -264,8 +264,8 @@ def test_noise_measured_on_the_base_absorbs_a_move_within_it():
 
 
 def test_every_declared_figure_names_the_code_it_guards():
-    from foliofarm.judge import checks, figures
-    for name in checks.catalogue():
+    from foliofarm.judge import catalogue, figures
+    for name in catalogue.by_name():
         for spec in figures.specs(name):
             assert spec.guards and "/" in spec.guards, (name, spec.pattern)
 
@@ -285,7 +285,7 @@ def test_a_move_a_second_series_boot_does_not_repeat_is_noise():
     move measured back at the base's value is timing, counted as that cell's
     noise and listed as unconfirmed; a move that repeats stays `changed`."""
     from foliofarm import matrix
-    from foliofarm.judge import checks
+    from foliofarm.judge import catalogue
     from foliofarm.judge.noise import moved_pairs, settle_moves
     d, base, series = _pair("benign-4k", "exec-text")
     series["metrics"]["mapped_pages"] += 16
@@ -293,7 +293,7 @@ def test_a_move_a_second_series_boot_does_not_repeat_is_noise():
     page = matrix.page_sizes()["4k"]
     fs = matrix.filesystems()["xfs"]
     cell = matrix.Cell(page, fs, d["sides"]["series"]["kernel"])
-    chk = checks.catalogue()["exec-text"]
+    chk = catalogue.by_name()["exec-text"]
     (c, k, moved), = moved_pairs(d, [cell], [chk])
     assert {f["metric"] for f in moved} == {"mapped_pages", "max_folio_kb"}
     # the second boot measures mapped_pages as on the base, max_folio_kb as on the first boot

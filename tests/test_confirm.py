@@ -1,4 +1,4 @@
-"""Booting again before a result counts (foliofarm/guest/confirm.py), on a real
+"""Booting again before a result counts (foliofarm/measure/confirm.py), on a real
 run's records: the first boots of a negative control (neg-exec-text, 4k-ext4,
 base 7.3 against 7.3+series: results.json with the confirmation left out, and
 both sides' exec-text dumps), and a real soft lockup's console line. The
@@ -12,11 +12,11 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from foliofarm.guest import confirm
-from foliofarm.guest.cells import Context, Kernel
-from foliofarm.guest.splat import scan
-from foliofarm.judge import checks as catalogue, compare
-from foliofarm.judge.checks import Kind
+from foliofarm.measure import confirm
+from foliofarm.measure.cells import Context, Kernel
+from foliofarm.boot.splat import scan
+from foliofarm.judge import catalogue, checks, compare
+from foliofarm.judge.catalogue import Kind
 from foliofarm.matrix import Cell, filesystems, page_sizes
 from foliofarm.report.results import ResultsWriter
 from foliofarm.watch import tester
@@ -149,7 +149,7 @@ def test_a_lockup_under_host_load_is_booted_again_and_replaced(tmp_path):
 
     def again(c, k, label, pairs):
         calls.append((label, sorted(p[1].name for p in pairs)))
-        w.record(cell, catalogue.console_outcome([]))
+        w.record(cell, checks.console_outcome([]))
         return Again({}, boots=[Boot("ext4", [0.8])])
 
     assert confirm.lockups(ctx, base, first, again) is True

@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from foliofarm.guest import banner, splat
-from foliofarm.guest.console import GuestSession
+from foliofarm.boot import banner, splat
+from foliofarm.boot.console import GuestSession
 from foliofarm.errors import GuestError
 
 CONSOLES = Path(__file__).resolve().parent / "data" / "consoles"

@@ -1,4 +1,4 @@
-"""The initramfs writer (foliofarm/guest/cpio.py): GNU cpio, an independent
+"""The initramfs writer (foliofarm/disks/cpio.py): GNU cpio, an independent
 reader of the newc format, lists and extracts what it wrote, with device
 nodes, links, modes and contents as given; and the farm reads it back."""
 
@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from foliofarm.guest import cpio
+from foliofarm.disks import cpio
 
 ENTRIES = [
     cpio.Entry("dir", "/dev", 0o755),

@@ -10,7 +10,7 @@ from foliofarm.intake import source
 
 from foliofarm.kernel import build
 from foliofarm.cli import main
-from foliofarm.judge import checks
+from foliofarm.judge import catalogue
 from foliofarm.paths import cache_dir
 
 pytestmark = [pytest.mark.integration, pytest.mark.budget]
@@ -24,7 +24,7 @@ def test_debug_variant_4k_is_clean(budget, tmp_path):
     if not build.Builder(cache).is_cached(src, matrix.page_sizes()["4k"], "debug"):
         budget(COLD_BUILD_S, "a 7.3 4K debug kernel")
     code = main(["run", "--variant", "debug", "--fresh", "--page-sizes", "4k", "--fs", "xfs",
-                 "--checks", checks.own(), "--results", str(tmp_path)])
+                 "--checks", catalogue.own(), "--results", str(tmp_path)])
     doc = json.loads((tmp_path / "latest" / "results.json").read_text())
     (cell,) = doc["cells"]
     assert cell["id"] == "4k-xfs-7.3-debug"

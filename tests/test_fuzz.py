@@ -25,9 +25,10 @@ from foliofarm.intake import series
 from foliofarm.intake import source
 from foliofarm.kernel.build import Builder
 from foliofarm.errors import FarmError
-from foliofarm.guest import ktap, splat
-from foliofarm.guest.session import parse_ktap
-from foliofarm.judge import checks
+from foliofarm.measure import ktap
+from foliofarm.boot import splat
+from foliofarm.boot.session import parse_ktap
+from foliofarm.judge import catalogue, checks
 from foliofarm.paths import cache_dir
 from foliofarm.report import render, sections, text
 from foliofarm.report.results import junit_xml
@@ -211,7 +212,7 @@ def test_fuzz_selftests_ktap_and_judging(data):
     run = ktap.parse(data.decode("utf-8", "replace"), kunit_parser())
     m = {"kind": "ktap", "tests": {"results": [r.as_dict() for r in run.results],
                                    "complete": run.complete}}
-    out = checks.judge_measurement(checks.catalogue()["mm-selftests"], m, "7.3", "16k", "xfs")
+    out = checks.judge_measurement(catalogue.by_name()["mm-selftests"], m, "7.3", "16k", "xfs")
     schema.CheckResult.model_validate(out.as_dict())
 
 
@@ -224,7 +225,7 @@ def test_fuzz_dump_parsers(path, rnd, generated):
     """Every check's dump parser and figures, on a damaged recorded dump of it."""
     counted("dump parsers")
     cell, check_name = path.name.removesuffix(".dump").rsplit(".", 1)    # 4k-xfs-7.3, exec-text
-    check = checks.catalogue()[check_name]
+    check = catalogue.by_name()[check_name]
     page, fs, kernel = cell.split("-")
     data = bytes(rnd.randrange(256) for _ in range(rnd.randint(0, 400))) if generated and rnd.random() < 0.2 \
         else mutate(path.read_bytes(), rnd)

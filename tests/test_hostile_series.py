@@ -123,9 +123,9 @@ def test_a_hostile_series_stays_in_the_sandbox_and_out_of_the_next_kernel(tmp_pa
 def test_a_run_past_its_timeout_is_stopped_with_the_reason_recorded(tmp_path):
     """--timeout: the whole run's wall clock. Past it, what the run started
     (its guest here) is killed, the reason is in results.json, exit 3."""
-    from foliofarm.judge import checks
+    from foliofarm.judge import catalogue
     p = subprocess.Popen([sys.executable, "-m", "foliofarm", "run", "--kernel", "debian:7.3",
-                          "--cells", "4k-*", "--checks", checks.own(), "--fresh", "--timeout", "8",
+                          "--cells", "4k-*", "--checks", catalogue.own(), "--fresh", "--timeout", "8",
                           "--results", str(tmp_path)], cwd=ROOT, stdout=subprocess.DEVNULL,
                          stderr=subprocess.PIPE, text=True)
     _, err = p.communicate(timeout=300)

@@ -1,5 +1,5 @@
 """KTAP of the kernel's selftests read with the kernel's own parser
-(foliofarm/guest/ktap.py), judged per test with known failures as data
+(foliofarm/measure/ktap.py), judged per test with known failures as data
 (foliofarm/judge/selftests.py), and compared per test base against series."""
 
 import re
@@ -9,9 +9,10 @@ import pytest
 
 from foliofarm import schema
 from foliofarm.intake import source
-from foliofarm.guest import ktap
+from foliofarm.measure import ktap
 from foliofarm.judge import compare, selftests
-from foliofarm.judge.checks import catalogue, judge_measurement
+from foliofarm.judge import catalogue
+from foliofarm.judge.checks import judge_measurement
 from foliofarm.paths import cache_dir
 
 DATA = Path(__file__).resolve().parent / "data" / "ktap"
@@ -84,7 +85,7 @@ def test_judged_per_test_with_known_failures(parser, monkeypatch):
               "page_size": "64k"},
              {"test": "gup_test *", "reason": "no gup_test debugfs file", "kernel": "7.*"})
     monkeypatch.setattr(selftests, "known_failures", lambda check: known)
-    chk = catalogue()["mm-selftests"]
+    chk = catalogue.by_name()["mm-selftests"]
     out = judge_measurement(chk, measurement(parser, text), "7.3", "64k", "xfs")
     subs = {s["name"]: s for s in out.subtests}
     assert subs["gup_test -u -n 1"]["outcome"] == "xfail"
@@ -109,14 +110,14 @@ def test_a_crash_keeps_the_tests_before_it(parser):
     lines = (DATA / "shape-run_vmtests.txt").read_text().splitlines()
     cut = "\n".join(lines[:lines.index("# [RUN] thing")]) + "\n"
     m = {"kind": "crash", "reason": "guest died during mm-selftests", "tests": parsed_tests(parser, cut)}
-    out = judge_measurement(catalogue()["mm-selftests"], m, "7.3", "4k", "ext4")
+    out = judge_measurement(catalogue.by_name()["mm-selftests"], m, "7.3", "4k", "ext4")
     assert out.outcome == "fail" and "guest died" in out.reason
     assert {s["name"]: s["outcome"] for s in out.subtests} == {
         "hugetlb-mmap": "pass", "gup_test -u -n 1": "fail", "cow": "fail"}
 
 
 def test_unparsed_or_empty_runs_are_errors(parser):
-    chk = catalogue()["mm-selftests"]
+    chk = catalogue.by_name()["mm-selftests"]
     assert judge_measurement(chk, {"kind": "ktap", "ktap": "x"}, "7.3", "4k", "ext4").outcome == "error"
     out = judge_measurement(chk, measurement(parser, "nothing here"), "7.3", "4k", "ext4")
     assert out.outcome == "error"

@@ -15,8 +15,9 @@ import pytest
 import yaml
 
 from foliofarm.errors import UsageError
-from foliofarm.judge.checks import Kind, catalogue, judge_measurement
-from foliofarm.guest import framed
+from foliofarm.judge.catalogue import Kind, by_name
+from foliofarm.judge.checks import judge_measurement
+from foliofarm.measure import framed
 from foliofarm.lava import jobs, log
 
 DATA = Path(__file__).parent / "data" / "results"
@@ -127,7 +128,7 @@ def test_the_drivers_frames_read_back_as_a_measurement(tmp_path):
     lines.insert(3, "[   12.345678] random: crng init done")
     assert lines[-1] == "FOLIOFARM-RESULT exec-text pass"
     records = log.entries(as_log(lines, tmp_path / "lava.log"))
-    m = framed.measurement(log.console(records), catalogue()["exec-text"], None)
+    m = framed.measurement(log.console(records), by_name()["exec-text"], None)
     assert m["kind"] == Kind.DUMP and m["dump"] == text and "ok 1 exec-text" in m["ktap"]
     assert m["splats"] == [] and m["taint_mask"] == 0
 
@@ -135,15 +136,15 @@ def test_the_drivers_frames_read_back_as_a_measurement(tmp_path):
 def test_a_failing_program_and_a_crash_read_back_as_the_farm_judges_them(tmp_path):
     lines = drive(tmp_path, "mmap-miss", "echo 'not ok 1 mmap-miss'\nexit 3\n", None)
     assert lines[-1] == "FOLIOFARM-RESULT mmap-miss fail"
-    m = framed.measurement(lines, catalogue()["mmap-miss"], None)
+    m = framed.measurement(lines, by_name()["mmap-miss"], None)
     assert m["kind"] == Kind.ERROR and "exited 3" in m["reason"]
     # the log ends inside a check: the kernel died there
     cut = lines[:2] + ["[   99.1] Internal error: Oops: 0000000096000004 [#1] SMP"]
-    m = framed.measurement(cut, catalogue()["mmap-miss"], None)
+    m = framed.measurement(cut, by_name()["mmap-miss"], None)
     assert m["kind"] == Kind.CRASH and m["splats"]
-    assert judge_measurement(catalogue()["mmap-miss"], m, "7.3", "4k", "xfs").outcome == "fail"
+    assert judge_measurement(by_name()["mmap-miss"], m, "7.3", "4k", "xfs").outcome == "fail"
     # a check that never started
-    m = framed.measurement(lines, catalogue()["exec-text"], None)
+    m = framed.measurement(lines, by_name()["exec-text"], None)
     assert m["kind"] == Kind.ERROR and "never started" in m["reason"]
 
 
@@ -154,7 +155,7 @@ def test_a_damaged_dump_in_the_log_is_refused(tmp_path):
     i = next(i for i, ln in enumerate(lines) if ln.startswith("FOLIOFARM-FILE "))
     lines[i + 2] = lines[i + 2][::-1]
     with pytest.raises(UsageError, match="exec-text: its file in the LAVA job's log"):
-        framed.measurement(lines, catalogue()["exec-text"], None)
+        framed.measurement(lines, by_name()["exec-text"], None)
 
 
 def test_a_series_runs_reused_base_takes_the_boot_of_the_run_that_measured_it(tmp_path):

@@ -19,8 +19,8 @@ import yaml
 
 from foliofarm import matrix
 from foliofarm.errors import UsageError
-from foliofarm.judge import checks as catalogue
-from foliofarm.judge.checks import Kind
+from foliofarm.judge import catalogue
+from foliofarm.judge.catalogue import Kind
 from foliofarm.lava import log, remote
 from foliofarm.lava.rest import LabAPI, LabFault, token_from
 from foliofarm.lava.serve import Artifacts
@@ -109,7 +109,7 @@ def test_the_labs_own_failure_is_told_from_the_guests(tmp_path):
 
 
 def pairs(cell: Cell):
-    known = catalogue.catalogue()
+    known = catalogue.by_name()
     return [(cell, known["exec-text"]), (cell, known["mmap-miss"])]
 
 

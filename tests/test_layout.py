@@ -1,6 +1,7 @@
-"""The package's stages import only downwards:
-cli -> runner and the tools beside it -> plan/guest -> kernel/report -> intake/judge
--> util/matrix/errors/paths. A lower stage that imports a higher one (judging code
+"""The package's floors import only downwards:
+cli -> the services beside a run (watch, lava, selfcheck) -> run (plan, runner,
+executor, bisect, shell) -> measure -> boot/disks -> kernel/report ->
+intake/judge -> the ground (util, matrix, errors, paths, ...). A lower stage that imports a higher one (judging code
 that reaches for the runner, a parser that needs a boot) is caught here, by reading
 every module's imports, before it becomes a circle."""
 from __future__ import annotations
@@ -14,9 +15,11 @@ PKG = Path(__file__).resolve().parent.parent / "foliofarm"
 
 # Higher numbers may import lower ones and their own level, never higher.
 LEVELS: dict[str, int] = {
-    "__main__": 6, "cli": 6,
-    "runner": 5, "selfcheck": 5, "bisect": 5, "watch": 5, "lava": 5,
-    "plan": 4, "guest": 4,
+    "__main__": 8, "cli": 8,
+    "selfcheck": 7, "watch": 7, "lava": 7,
+    "run": 6,
+    "measure": 5,
+    "boot": 4, "disks": 4,
     "kernel": 3, "report": 3,
     "intake": 2, "judge": 2,
     "util": 1, "matrix": 1, "errors": 1, "paths": 1, "datafiles": 1, "locks": 1,
@@ -25,7 +28,7 @@ LEVELS: dict[str, int] = {
 
 
 def top(dotted: str) -> str:
-    """The stage a module belongs to: foliofarm.guest.qemu -> guest."""
+    """The stage a module belongs to: foliofarm.boot.qemu -> boot."""
     parts = dotted.split(".")
     return parts[1] if len(parts) > 1 else ""
 
@@ -86,10 +89,10 @@ def test_every_import_names_a_module_that_is_there(path):
 def test_the_check_sees_an_upward_import(tmp_path):
     """The reader finds the imports this test exists to refuse, in each spelling."""
     f = tmp_path / "m.py"
-    f.write_text("from foliofarm import runner\n"
+    f.write_text("from foliofarm.run import runner\n"
                  "def g():\n    import foliofarm.cli\n"
-                 "from foliofarm.guest.session import x\n")
-    assert imports(f) == {"foliofarm.runner", "foliofarm.cli", "foliofarm.guest.session"}
+                 "from foliofarm.boot.session import x\n")
+    assert imports(f) == {"foliofarm.run.runner", "foliofarm.cli", "foliofarm.boot.session"}
 
 
 def test_the_check_sees_an_import_of_a_moved_module(tmp_path):
@@ -122,12 +125,12 @@ def test_no_cache_key_is_made_from_a_module_path():
     assert not offenders
 
 
-# The top level: the CLI, the runner, the plan and the ground modules; every
-# stage is a folder (intake, kernel, guest, judge, report) and the farm's own
-# self-checks are apart from the product (selfcheck).
-TOP_LEVEL = {"__init__", "__main__", "cli", "runner", "plan", "bisect",
+# The top level: the CLI and the ground modules; every floor is a folder
+# (intake, kernel, boot, disks, measure, judge, report, run) and the services
+# beside a run (watch, lava) and the farm's own self-checks (selfcheck) too.
+TOP_LEVEL = {"__init__", "__main__", "cli",
              "errors", "paths", "util", "locks", "sandbox", "matrix", "datafiles", "hosttools", "schema"}
-STAGES = {"intake", "kernel", "guest", "judge", "report", "selfcheck", "watch", "lava"}
+STAGES = {"intake", "kernel", "boot", "disks", "measure", "judge", "report", "run", "selfcheck", "watch", "lava"}
 
 
 def test_the_top_level_holds_the_stages_and_the_ground():
@@ -152,4 +155,82 @@ def test_no_module_over_400_lines_and_no_function_over_60():
 
 
 def test_the_runner_is_a_short_loop():
-    assert len((PKG / "runner.py").read_text().splitlines()) <= 150
+    assert len((PKG / "run" / "runner.py").read_text().splitlines()) <= 150
+
+
+def graph() -> dict[str, set[str]]:
+    """module -> the foliofarm modules it imports (a package's __init__ by its name)."""
+    names = {m for m, _ in modules()}
+    out: dict[str, set[str]] = {}
+    for name, path in modules():
+        deps = set()
+        for d in imports(path):
+            while d not in names and "." in d:      # a thing in a module: the module
+                d = d.rpartition(".")[0]
+            if d in names and d != name:
+                deps.add(d)
+        out[name] = deps
+    return out
+
+
+def circles(g: dict[str, set[str]]) -> list[list[str]]:
+    """The import circles of ``g``: its strongly connected parts of more than
+    one module (Tarjan's algorithm)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in sorted(g.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            part = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                part.append(w)
+                if w == v:
+                    break
+            if len(part) > 1:
+                found.append(sorted(part))
+
+    for v in sorted(g):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_no_import_circle():
+    """Not even within a floor, and not for a type only: a circle means two
+    modules that are one, or a name that lives in the wrong one."""
+    assert circles(graph()) == []
+
+
+def test_the_circle_check_finds_one():
+    assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert circles({"a": {"b"}, "b": set()}) == []
+
+
+def folder_lines() -> dict[str, int]:
+    lines: dict[str, int] = {}
+    for p in PKG.rglob("*.py"):
+        folder = p.parent.relative_to(PKG).as_posix()
+        lines[folder] = lines.get(folder, 0) + len(p.read_text().splitlines())
+    return lines
+
+
+def test_no_folder_holds_more_than_twice_the_next():
+    """No room that is a quarter of the house: the largest folder of the
+    package (its top level counted as one) at most twice the next largest."""
+    sizes = sorted(folder_lines().items(), key=lambda kv: -kv[1])
+    (big, n), (second, m) = sizes[0], sizes[1]
+    assert n <= 2 * m, f"foliofarm/{big} holds {n} lines, more than twice foliofarm/{second}'s {m}: split it"

@@ -13,11 +13,12 @@ from typing import Any
 
 import pytest
 
-from foliofarm import matrix, plan
+from foliofarm import matrix
+from foliofarm.run import plan
 from foliofarm.errors import UsageError
 from foliofarm.intake.source import GIT_IDENTITY, KernelSource
-from foliofarm.judge import checks
-from foliofarm.plan import Build
+from foliofarm.judge import catalogue
+from foliofarm.run.plan import Build
 from foliofarm.schema import Role
 from foliofarm.report.results import ResultsWriter
 
@@ -133,7 +134,7 @@ class _Quiet:
 def options(tmp_path: Path, **kw: Any) -> plan.RunOptions:
     kw.setdefault("kernel", "debian:7.3")
     return plan.RunOptions(page_sizes=PAGES, filesystems=list(matrix.filesystems().values()),
-                           checks=[checks.catalogue()["exec-text"]], results=tmp_path / "results", **kw)
+                           checks=[catalogue.by_name()["exec-text"]], results=tmp_path / "results", **kw)
 
 
 BASE, PATCHED = "int a;\nint b;\nint c;\n", "int a;\nint b2;\nint c2;\n"

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from foliofarm.guest import priority
-from foliofarm.guest.console import GuestSession
-from foliofarm.guest.priority import Priorities, niceness
+from foliofarm.boot import priority
+from foliofarm.boot.console import GuestSession
+from foliofarm.boot.priority import Priorities, niceness
 
 CONSOLES = Path(__file__).resolve().parent / "data" / "consoles"
 
@@ -97,7 +97,7 @@ def test_farm_run_niced_keeps_its_guests_as_nice(guests):
     """A farm started under `nice -n 3` starts its guests at 3 and its yielding
     ones YIELD_NICE above (a new session's autogroup would start at 0);
     where the scheduler weighs sessions, what counts is the farm's session's."""
-    code = ("import sys; from foliofarm.guest.priority import Priorities; "
+    code = ("import sys; from foliofarm.boot.priority import Priorities; "
             "p = Priorities(); print(p.base, p.yield_nice)")
     out = subprocess.run(["nice", "-n", "3", "setsid", sys.executable, "-c", code],
                          capture_output=True, text=True, check=True).stdout.split()

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from foliofarm.errors import UsageError
-from foliofarm.guest.qemu import Machine, numa_argv, numa_layout
+from foliofarm.boot.qemu import Machine, numa_argv, numa_layout
 
 
 def test_two_nodes_split_memory_and_deal_the_cpus():
@@ -38,9 +38,9 @@ def test_qemu_gets_a_ram_backend_per_node():
 def test_the_selftests_hugetlb_pages_are_reserved_on_the_command_line():
     """hugetlb_mb of checks.toml in pages of a PMD's size: 2M, 32M, 512M; at
     least one (a 512M page for 256 MB); none where no selftests run."""
-    from foliofarm.judge.checks import catalogue, select
-    from foliofarm.guest.cells import boot_hugepages
-    st = [catalogue()["mm-selftests"]]
+    from foliofarm.judge.catalogue import by_name, select
+    from foliofarm.measure.cells import boot_hugepages
+    st = [by_name()["mm-selftests"]]
     mb = int(st[0].options["hugetlb_mb"])
     assert boot_hugepages(st, 4096) == mb // 2
     assert boot_hugepages(st, 16384) == mb // 32
@@ -51,13 +51,13 @@ def test_the_selftests_hugetlb_pages_are_reserved_on_the_command_line():
 
 def test_every_boot_has_an_early_console():
     """A kernel that dies before its PL011 driver registers still says why."""
-    from foliofarm.guest.qemu import Machine
+    from foliofarm.boot.qemu import Machine
     m = Machine(kernel=Path("/k"), initrd=Path("/i"))
     assert m.append().split()[0] == "earlycon" and "console=ttyAMA0" in m.append().split()
 
 
 def test_last_words_of_a_kernel_that_died_booting():
-    from foliofarm.guest.session import last_words
+    from foliofarm.boot.session import last_words
     assert last_words("a\nkernel BUG at mm/filemap.c:1102!\npanic", ["bug: kernel BUG at mm/filemap.c:1102!",
                                                                       "panic: Kernel panic"]) \
         == "bug: kernel BUG at mm/filemap.c:1102!"
@@ -81,7 +81,7 @@ def test_the_race_parts_boot_with_a_thread_per_vcpu():
     """The selftests' race parts (a bare guest) hold the tests that need
     their vCPUs at once: a thread each whatever --tcg-threads says; the other
     boots (the cells', the rest of the page parts) take the run's choice."""
-    from foliofarm.guest.cells import Context, boot_threads
+    from foliofarm.measure.cells import Context, boot_threads
     def ctx(threads):
         return Context(writer=None, cache=Path("/c"), checks=[], accel="tcg", boot_timeout=300,
                        log=lambda *a: None, status=lambda *a: None, tcg_threads=threads)

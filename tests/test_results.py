@@ -5,7 +5,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from foliofarm import matrix
-from foliofarm.judge import checks
+from foliofarm.judge import catalogue, checks
 from foliofarm.judge.checks import Outcome
 from foliofarm.matrix import Cell
 from foliofarm.report.results import ResultsWriter, exit_code
@@ -116,12 +116,12 @@ def test_missing_metric_is_a_failure_not_a_pass():
 
 
 def test_evaluate_rejects_garbage_dump():
-    chk = checks.catalogue()["exec-text"]
+    chk = catalogue.by_name()["exec-text"]
     assert checks.evaluate(chk, "not a dump", "7.3", "4k", "xfs").outcome == "error"
 
 
 def test_ktap_parsing_and_console_outcome():
-    from foliofarm.guest.session import parse_ktap
+    from foliofarm.boot.session import parse_ktap
     from foliofarm.judge.checks import console_outcome
     k = parse_ktap("KTAP version 1\n1..1\n# read_ahead_kb 128\nok 1 exec-text\n")
     assert k["results"] == [(True, "exec-text", "")] and not k.get("not_ok")
@@ -142,11 +142,11 @@ def test_none_metric_breaks_a_bound_instead_of_crashing():
 def test_saved_measurements_are_reused_only_whole(tmp_path):
     """A clean boot's measurements are reused by the next run with the same
     inputs; a truncated, edited or incomplete file is removed and measured again."""
-    from foliofarm.guest import saved as saving
-    from foliofarm.guest.cells import Context, Kernel
-    from foliofarm.guest.saved import load_saved
+    from foliofarm.measure import saved as saving
+    from foliofarm.measure.cells import Context, Kernel
+    from foliofarm.measure.saved import load_saved
     said = []
-    chk = checks.catalogue()["exec-text"]
+    chk = catalogue.by_name()["exec-text"]
     ctx = Context(writer=None, cache=tmp_path, checks=[chk], accel="tcg", boot_timeout=300,
                   log=lambda m, s=None: said.append(m), status=None)
     k = Kernel(arts=None, initrd=None, cells=[cell()], disks={}, kernel_xy="7.3", side=None)
@@ -167,10 +167,10 @@ def test_a_fresh_boot_keeps_the_one_it_replaces_as_the_noise_sample(tmp_path):
     """--fresh measures again; the clean boot it replaces becomes the repeat, so
     a series run's base needs no second boot for the noise, and the pair is
     sealed together."""
-    from foliofarm.guest import saved as saving
-    from foliofarm.guest.cells import Context, Kernel
-    from foliofarm.guest.saved import load_saved
-    chk = checks.catalogue()["exec-text"]
+    from foliofarm.measure import saved as saving
+    from foliofarm.measure.cells import Context, Kernel
+    from foliofarm.measure.saved import load_saved
+    chk = catalogue.by_name()["exec-text"]
     ctx = Context(writer=None, cache=tmp_path, checks=[chk], accel="tcg", boot_timeout=300,
                   log=lambda m, s=None: None, status=None)
     k = Kernel(arts=None, initrd=None, cells=[cell()], disks={}, kernel_xy="7.3", side=None)

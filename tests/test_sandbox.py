@@ -177,7 +177,7 @@ def test_a_link_to_a_device_in_a_series_tree_is_never_read(tmp_path):
     """A series may add a symbolic link where the farm hashes the tree's files
     (Kconfig, the selftests' parts): a link to /dev/zero would be read forever.
     It is hashed by where it points, and its target is never opened."""
-    from foliofarm.guest import selftests_disk
+    from foliofarm.disks import selftests_disk
     from foliofarm.kernel import kconfig
     tree = tmp_path / "linux"
     (tree / "mm").mkdir(parents=True)

@@ -1,8 +1,8 @@
-"""The kernel's mm selftests built from the tree under test (foliofarm/guest/selftests_disk.py)."""
+"""The kernel's mm selftests built from the tree under test (foliofarm/disks/selftests_disk.py)."""
 
 import pytest
 
-from foliofarm.guest import selftests_disk
+from foliofarm.disks import selftests_disk
 from foliofarm.intake import source
 from foliofarm.paths import cache_dir
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from foliofarm.intake import apply, source
-from foliofarm.judge import checks
+from foliofarm.judge import catalogue
 from foliofarm.cli import main
 from foliofarm.paths import cache_dir
 
@@ -34,7 +34,7 @@ def cached_tree() -> Path:
 
 def test_benign_series_gives_no_regression_on_the_full_matrix(tmp_path, reads_back):
     code = main(["run", "--kernel", "debian:7.3", "--series", str(EX / "benign.mbox"),
-                 "--checks", checks.own(), "--results", str(tmp_path)])
+                 "--checks", catalogue.own(), "--results", str(tmp_path)])
     doc = load(tmp_path)
     assert doc["sides"]["base"]["kernel"] == "7.3"
     assert doc["sides"]["series"]["kernel"] == "7.3+series"
@@ -44,7 +44,7 @@ def test_benign_series_gives_no_regression_on_the_full_matrix(tmp_path, reads_ba
     assert "base_commit_note" not in doc["series"]
     assert doc["checkpatch"][0]["errors"] == 0
     rows = doc["verdicts"]
-    assert len(rows) == 9 * (len(checks.own().split(",")) + 1)       # every cell, every check, console
+    assert len(rows) == 9 * (len(catalogue.own().split(",")) + 1)       # every cell, every check, console
     bad = [(r["page_size"], r["fs"], r["check"], r["verdict"], r["series_reason"]) for r in rows
            if r["verdict"] != "pass"]
     assert not bad

@@ -1,5 +1,5 @@
 """Boots, checks and what the kernel reports meanwhile, through the real session
-code (foliofarm/guest/session.py, console.py): a stand-in guest replays a
+code (foliofarm/boot/session.py, console.py): a stand-in guest replays a
 recorded boot console and then runs commands as the guest's shell would; a
 stand-in check program plays the kernel's part where a test needs a report
 (a recorded 7.3 WARN appended to the kernel log, the WARN taint set)."""
@@ -9,10 +9,11 @@ from pathlib import Path
 import pytest
 
 from foliofarm import matrix
-from foliofarm.guest.console import GuestSession
-from foliofarm.guest.session import BootPlan, check_timeout, run_boots
-from foliofarm.judge import checks
-from foliofarm.judge.checks import Check, judge_measurement
+from foliofarm.boot.console import GuestSession
+from foliofarm.boot.session import BootPlan, check_timeout, run_boots
+from foliofarm.judge import catalogue
+from foliofarm.judge.catalogue import Check
+from foliofarm.judge.checks import judge_measurement
 from foliofarm.matrix import Cell
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -72,7 +73,7 @@ def test_a_warn_fails_the_check_that_ran_and_names_taint_and_line(tmp_path):
     assert after["taint"] == "" and after["splats"] == []
     assert len(boots) == 1 and not boots[0].error
     # judged as exec-text on a real dump whose figures pass: the WARN fails it
-    exec_text = checks.catalogue()["exec-text"]
+    exec_text = catalogue.by_name()["exec-text"]
     dump = (DATA / "dumps" / "4k-xfs-7.3.exec-text.dump").read_text()
     assert judge_measurement(exec_text, {**quiet, "dump": dump}, "7.3", "4k", "xfs").outcome == "pass"
     out = judge_measurement(exec_text, {**warned, "dump": dump}, "7.3", "4k", "xfs")

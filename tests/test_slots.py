@@ -1,4 +1,4 @@
-"""Guest slots (foliofarm/guest/cells.py GuestSlots): the order in which
+"""Guest slots (foliofarm/measure/cells.py GuestSlots): the order in which
 waiting guests get the cores, and the farm's own checks never waiting
 behind the tree's."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import threading
 import time
 
-from foliofarm.guest.cells import GuestSlots
+from foliofarm.measure.cells import GuestSlots
 from foliofarm.locks import HostSlots
 
 

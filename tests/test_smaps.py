@@ -112,9 +112,9 @@ def test_there_are_recorded_dumps():
 def test_recorded_dumps_are_judged_as_recorded(path):
     """Dumps from real guests (tools/record_dump.py), replayed through the real
     parsing, figures and judging code: same outcome, same metrics."""
-    from foliofarm.judge import checks
+    from foliofarm.judge import catalogue, checks
     want = json.loads(path.with_suffix(".json").read_text())
-    got = checks.evaluate(checks.catalogue()[want["check"]], path.read_text(),
+    got = checks.evaluate(catalogue.by_name()[want["check"]], path.read_text(),
                           want["kernel"], want["page_size"], want["fs"])
     assert (got.outcome, got.reason) == (want["outcome"], want["reason"])
     assert got.metrics == want["metrics"]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from foliofarm.guest import splat
+from foliofarm.boot import splat
 
 CONSOLES = Path(__file__).resolve().parent / "data" / "consoles"
 SPLATS = CONSOLES / "splats"

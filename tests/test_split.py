@@ -1,4 +1,4 @@
-"""The mm selftests split by what they touch (foliofarm/guest/split.py): the
+"""The mm selftests split by what they touch (foliofarm/measure/split.py): the
 two parts a real run wrote, parsed by the kernel's KTAP parser and put
 together, judge every test once, as one unsplit run of the same tests does."""
 
@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from foliofarm.guest import ktap, split
-from foliofarm.judge.checks import catalogue, judge_measurement
+from foliofarm.measure import ktap, split
+from foliofarm.judge.catalogue import by_name
+from foliofarm.judge.checks import judge_measurement
 from test_ktap import parser  # noqa: F401  (fixture)
 
 DATA = Path(__file__).parent / "data" / "ktap"
@@ -48,7 +49,7 @@ def test_merged_parts_judge_every_test_once(parser):  # noqa: F811
                     "in boot 4k-nofs-7.3")
     assert m["kind"] == "ktap" and m["seconds"] == 93.0
     assert m["split"]["page"]["where"] == "in boot 4k-nofs-7.3"
-    out = judge_measurement(catalogue()["mm-selftests"], m, "7.3", "4k", "ext4")
+    out = judge_measurement(by_name()["mm-selftests"], m, "7.3", "4k", "ext4")
     assert out.outcome == "pass", out.reason
     names = [s["name"] for s in out.subtests]
     assert len(names) == len(set(names)) == 9
@@ -61,11 +62,11 @@ def test_a_failure_in_either_part_is_the_cells(parser):  # noqa: F811
     broken = cell.replace("ok 7 split_huge_page_test /tmp/mm-fs\n",
                           "not ok 7 split_huge_page_test /tmp/mm-fs # exit=1\n")
     m = split.merge(measured(parser, page), measured(parser, broken), "x")
-    out = judge_measurement(catalogue()["mm-selftests"], m, "7.3", "4k", "ext4")
+    out = judge_measurement(by_name()["mm-selftests"], m, "7.3", "4k", "ext4")
     assert out.outcome == "fail" and "split_huge_page_test" in out.reason
     broken = page.replace("ok 9 folio_split_race_test\n", "not ok 9 folio_split_race_test # exit=1\n")
     m = split.merge(measured(parser, broken), measured(parser, cell), "x")
-    out = judge_measurement(catalogue()["mm-selftests"], m, "7.3", "4k", "ext4")
+    out = judge_measurement(by_name()["mm-selftests"], m, "7.3", "4k", "ext4")
     assert out.outcome == "fail" and "folio_split_race_test" in out.reason
 
 
@@ -77,7 +78,7 @@ def test_a_crash_of_the_page_part_is_every_cells_crash(parser):  # noqa: F811
     m = split.merge(dead, measured(parser, cell), "in boot 4k-nofs-7.3")
     assert m["kind"] == "crash" and m["reason"].startswith("the tests run once for the page size")
     assert m["splats"] == ["BUG: kernel NULL pointer dereference"] and m["taint_mask"] == 128
-    out = judge_measurement(catalogue()["mm-selftests"], m, "7.3", "4k", "ext4")
+    out = judge_measurement(by_name()["mm-selftests"], m, "7.3", "4k", "ext4")
     assert out.outcome == "fail" and "kernel hung or crashed" in out.reason
     # what ran before the crash is kept, and the cell's own tests with it
     names = [s["name"] for s in out.subtests]
@@ -159,7 +160,7 @@ def test_the_race_part_and_the_page_part_put_together(parser):  # noqa: F811
     assert whole_page["seconds"] == 174.0 and whole_page["race"]["seconds"] == 114.0
     m = split.merge(whole_page, mc, where)
     assert m["split"]["race"]["where"] == "in boot 16k-nofs-race-7.3"
-    chk = split.part(catalogue()["mm-selftests"], "all")
+    chk = split.part(by_name()["mm-selftests"], "all")
     out = judge_measurement(chk, m, "7.3", "16k", "ext4")
     assert out.outcome == "pass", out.reason
     names = [s["name"] for s in out.subtests]
@@ -182,9 +183,9 @@ def test_a_crash_of_the_race_part_is_the_cells(parser):  # noqa: F811
 
 
 def test_races_only_where_the_categories_hold_them():
-    chk = catalogue()["mm-selftests"]
+    chk = by_name()["mm-selftests"]
     assert split.races(chk)                                           # the default categories
-    from foliofarm.judge.checks import with_categories
+    from foliofarm.judge.catalogue import with_categories
     assert not split.races(with_categories([chk], "mmap rmap")[0])    # no thp: no race guest
     assert split.races(with_categories([chk], "thp")[0])
     assert split.races(with_categories([chk], "all")[0])

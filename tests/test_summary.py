@@ -8,7 +8,7 @@ from pathlib import Path
 from rich.console import Console
 
 from foliofarm.report import summary
-from foliofarm.judge import checks, compare
+from foliofarm.judge import catalogue, compare
 
 DATA = Path(__file__).resolve().parent / "data" / "results"
 
@@ -33,7 +33,7 @@ def render(width: int) -> str:
     d = full_matrix()
     buf = io.StringIO()
     console = Console(file=buf, width=width, force_terminal=False, color_system=None)
-    summary.print_table(d, list(checks.catalogue()), console)
+    summary.print_table(d, list(catalogue.by_name()), console)
     summary.print_verdicts(d, console)
     return buf.getvalue()
 

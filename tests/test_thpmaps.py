@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from foliofarm.report import tables
-from foliofarm.judge import checks, smaps
+from foliofarm.judge import catalogue, checks, smaps
 
 DUMPS = Path(__file__).resolve().parent / "data" / "dumps"
 CELLS = {"4k": ("xfs", 16), "16k": ("ext4", 128), "64k": ("erofs", 32)}   # fs, contpte pages
@@ -24,7 +24,7 @@ def recorded(page: str) -> str:
 
 
 def judge(text: str, page: str) -> checks.Outcome:
-    return checks.evaluate(checks.catalogue()["thpmaps"], text, "7.3", page, CELLS[page][0])
+    return checks.evaluate(catalogue.by_name()["thpmaps"], text, "7.3", page, CELLS[page][0])
 
 
 def rows(outcome: checks.Outcome) -> dict[str, dict]:

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from foliofarm.errors import InfraError, UsageError
-from foliofarm.guest import vng
-from foliofarm.guest.qemu import Machine
-from foliofarm.guest.shell import ShellOptions, main as shell_main
+from foliofarm.measure import vng
+from foliofarm.boot.qemu import Machine
+from foliofarm.run.shell import ShellOptions, main as shell_main
 
 DATA = Path(__file__).parent / "data" / "vng"
 
@@ -88,10 +88,10 @@ def recorded_boot() -> tuple[str, list[str]]:
 
 def pairs(cell: str, names=("exec-text", "mmap-miss")):
     from foliofarm import matrix
-    from foliofarm.judge.checks import catalogue
+    from foliofarm.judge.catalogue import by_name
     page, fs = cell.split("-")
     c = matrix.Cell(matrix.page_sizes()[page], matrix.filesystems()[fs], "7.3")
-    return [(c, catalogue()[n]) for n in names]
+    return [(c, by_name()[n]) for n in names]
 
 
 def test_a_vng_boot_reads_back_as_the_farms_measurements():

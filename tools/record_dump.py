@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from foliofarm import matrix  # noqa: E402
-from foliofarm.judge import checks, smaps  # noqa: E402
+from foliofarm.judge import catalogue, checks, smaps  # noqa: E402
 
 
 def main() -> int:
@@ -36,7 +36,7 @@ def main() -> int:
     out = ROOT / "tests" / "data" / "dumps" / f"{page}-{fs}-{args.kernel}.{check}.dump"
     if args.dump.resolve() != out.resolve():
         shutil.copyfile(args.dump, out)
-    o = checks.evaluate(checks.catalogue()[check], out.read_text(), args.kernel, page, fs)
+    o = checks.evaluate(catalogue.by_name()[check], out.read_text(), args.kernel, page, fs)
     out.with_suffix(".json").write_text(json.dumps(
         {"check": check, "kernel": args.kernel, "page_size": page, "fs": fs,
          "outcome": o.outcome, "reason": o.reason, "metrics": o.metrics,

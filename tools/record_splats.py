@@ -19,13 +19,13 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from foliofarm import matrix
-from foliofarm.guest import rootfs
+from foliofarm.disks import rootfs
 from foliofarm.intake import source  # noqa: E402
 from foliofarm.kernel.build import Builder  # noqa: E402
 from foliofarm.errors import GuestError  # noqa: E402
-from foliofarm.guest import splat  # noqa: E402
-from foliofarm.guest.console import GuestSession  # noqa: E402
-from foliofarm.guest.qemu import Machine  # noqa: E402
+from foliofarm.boot import splat  # noqa: E402
+from foliofarm.boot.console import GuestSession  # noqa: E402
+from foliofarm.boot.qemu import Machine  # noqa: E402
 from foliofarm.paths import ROOT, cache_dir  # noqa: E402
 
 # trigger word -> the report kind it must produce. Lockdep first: any taint

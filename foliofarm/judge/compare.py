@@ -146,7 +146,7 @@ def _row(page: str, fs: str, name: str, b: CheckResult | None, n: CheckResult | 
     elif v == "pass" and any(r["verdict"] == "changed" for r in subs):
         v = "changed"         # a test reported a different number of results
     if n is not None and n.confirmed is False and v == "regression":
-        # booted again on both sides, it was no regression there (guest/confirm.py)
+        # booted again on both sides, it was no regression there (measure/confirm.py)
         v = "flaky"
         for r in subs:
             if r["verdict"] == "regression":
@@ -163,7 +163,7 @@ def _row(page: str, fs: str, name: str, b: CheckResult | None, n: CheckResult | 
 def pair_verdict(page: str, fs: str, name: str, b: CheckResult | None, n: CheckResult | None
                  ) -> str:
     """The verdict of one check on one cell between two results (boots made
-    again: guest/confirm.py), judged as a run's rows are, noise aside."""
+    again: measure/confirm.py), judged as a run's rows are, noise aside."""
     return _row(page, fs, name, b, n, False, False, None, judge_direction=True)[0]["verdict"]
 
 
@@ -181,7 +181,7 @@ def test_counts(subtests: list[dict[str, Any]]) -> dict[str, int]:
 
 
 def _missing(name: str) -> bool:
-    """A placeholder for a result the test never printed (guest/ktap.py)."""
+    """A placeholder for a result the test never printed (measure/ktap.py)."""
     return name.startswith("(no result #")
 
 

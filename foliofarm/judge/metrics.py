@@ -11,7 +11,7 @@ from foliofarm import matrix
 from foliofarm.judge import smaps, thpmaps
 
 if TYPE_CHECKING:
-    from foliofarm.judge.checks import Check
+    from foliofarm.judge.catalogue import Check
 
 
 def mapping_metrics(dump: smaps.Dump, check: Check, row: dict[str, Any] | None) -> dict[str, Any]:

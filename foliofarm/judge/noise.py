@@ -6,7 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from foliofarm.judge import compare, figures
-from foliofarm.judge.checks import Check, judge_measurement
+from foliofarm.judge.catalogue import Check
+from foliofarm.judge.checks import judge_measurement
 from foliofarm.matrix import Cell
 from foliofarm.schema import Role
 

@@ -1,5 +1,5 @@
 """Judging a run of the kernel's selftests: the measurement's "tests" (the KTAP
-the guest printed, parsed on the host by guest/ktap.py) become one subtest
+the guest printed, parsed on the host by measure/ktap.py) become one subtest
 outcome each, with the known failures of tests/vmtests/expectations/<check>.toml
 ("known" rows, per kernel version, page size, filesystem and test, with the
 reason) turning a failure that is understood into xfail.

@@ -1,7 +1,7 @@
 """A run's cells as LAVA job definitions: each deploys the very kernel,
 initramfs and disks the farm booted the cell with (read from the run's
 recorded QEMU command line), boots it and runs each of the cell's checks as
-one step of an interactive test (guest/framed.py: the guest prints each program's
+one step of an interactive test (measure/framed.py: the guest prints each program's
 output and dump on the console), so that every check is a LAVA test case and
 every dump is in the job's log for the farm to judge (log.py).
 
@@ -26,10 +26,10 @@ import yaml
 
 from foliofarm import matrix
 from foliofarm.errors import UsageError
-from foliofarm.guest import framed
-from foliofarm.guest.banner import READY
-from foliofarm.judge import checks as catalogue
-from foliofarm.judge.checks import Check
+from foliofarm.measure import framed
+from foliofarm.boot.banner import READY
+from foliofarm.judge import catalogue
+from foliofarm.judge.catalogue import Check
 from foliofarm.matrix import Cell
 
 PROMPT = "FOLIOFARM-LAVA-PROMPT"
@@ -253,7 +253,7 @@ def earlier_boot(doc: dict[str, Any], cell: dict[str, Any]) -> dict[str, Any] | 
 
 def cell_checks(cell: dict[str, Any]) -> list[Check]:
     """The catalogue's checks the cell ran (the console check is the log's)."""
-    known = catalogue.catalogue()
+    known = catalogue.by_name()
     names = [c["name"] for c in cell["checks"] if c["name"] in known]
     return [known[n] for n in names]
 

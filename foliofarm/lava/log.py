@@ -1,7 +1,7 @@
 """A LAVA job's log read back: the guest's console (the log's "target" lines),
-each check's framed output and file (guest/framed.py, tests/vmtests/lava-check.sh)
+each check's framed output and file (measure/framed.py, tests/vmtests/lava-check.sh)
 turned into the measurement the farm's own boot would have made
-(guest/session.py), and judged by the same code with the same expectations
+(boot/session.py), and judged by the same code with the same expectations
 into a results folder `foliofarm report` renders; jobs of a run's base and
 series sides are judged base against series.
 
@@ -19,10 +19,10 @@ import yaml
 
 from foliofarm import matrix
 from foliofarm.errors import UsageError
-from foliofarm.guest import ktap
-from foliofarm.guest.framed import measurement
+from foliofarm.measure import ktap
+from foliofarm.measure.framed import measurement
 from foliofarm.judge.checks import console_outcome
-from foliofarm.judge import checks as catalogue
+from foliofarm.judge import catalogue
 from foliofarm.judge.checks import judge_measurement
 from foliofarm.matrix import Cell
 from foliofarm.paths import cache_dir
@@ -69,7 +69,7 @@ def read_jobs(job_dirs: list[Path], out: Path, command: list[str]) -> Path:
     from foliofarm.intake import source
     parser = None
     writer = ResultsWriter(out, command)
-    known = catalogue.catalogue()
+    known = catalogue.by_name()
     sides: dict[str, Any] = {}
     for d in job_dirs:
         job = yaml.safe_load((d / "job.yaml").read_text())

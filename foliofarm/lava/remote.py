@@ -32,10 +32,11 @@ from typing import Any
 import yaml
 
 from foliofarm.errors import UsageError
-from foliofarm.guest import banner, framed, splat
-from foliofarm.guest.cells import Context, Kernel, machine
-from foliofarm.guest.session import Boot
-from foliofarm.judge.checks import Check, Kind
+from foliofarm.boot import banner, splat
+from foliofarm.measure import framed
+from foliofarm.measure.cells import Context, Kernel, machine
+from foliofarm.boot.session import Boot
+from foliofarm.judge.catalogue import Check, Kind
 from foliofarm.lava import jobs, log
 from foliofarm.lava.rest import LabAPI, LabFault, token_from
 from foliofarm.lava.serve import Artifacts

@@ -185,7 +185,7 @@ class ResultsWriter:
                 self.flush()
 
     def drop_cell(self, cell: Cell) -> None:
-        """Forget a cell's results (it is booted again: guest/confirm.py)."""
+        """Forget a cell's results (it is booted again: measure/confirm.py)."""
         with self.lock:
             self._cell(cell)["checks"].clear()
 

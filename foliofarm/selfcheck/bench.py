@@ -44,7 +44,7 @@ from rich.table import Table
 from foliofarm import matrix
 from foliofarm.intake import source
 from foliofarm.kernel.build import Builder
-from foliofarm.judge import checks
+from foliofarm.judge import catalogue
 from foliofarm.paths import ROOT, cache_dir
 from foliofarm.util import write_json
 
@@ -80,7 +80,7 @@ def timed_run(args: list[str], env: dict[str, str] | None = None,
     """One `foliofarm run` (the farm's own checks unless ``check_names``;
     "" for the default, every check) timed from start to exit."""
     results = Path(tempfile.mkdtemp(prefix="ffbench-"))
-    chosen = checks.own() if check_names is None else check_names
+    chosen = catalogue.own() if check_names is None else check_names
     t0 = time.monotonic()
     proc = subprocess.run([sys.executable, "-m", "foliofarm", "run", "--results", str(results),
                            *(["--checks", chosen] if chosen else []), *args],

@@ -260,7 +260,7 @@ def truncate_image() -> Path | None:
 
 def damage_disk() -> Path | None:
     """The XFS image the SCOPE run attaches, its first 4 KiB zeroed."""
-    from foliofarm.guest import images
+    from foliofarm.disks import images
     img = images.image(cache_dir(), "xfs")
     with open(img, "r+b") as f:
         f.seek(0)

@@ -27,7 +27,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from foliofarm.judge import checks
+from foliofarm.judge import catalogue
 from foliofarm.paths import ROOT
 from foliofarm.util import write_json
 
@@ -198,7 +198,7 @@ def main(argv: list[str] | None = None) -> int:
         jobs += [(None, b, f"{b.stem}-{k}") for b in BENIGN for k in range(1, a.benign_runs + 1)]
     for i, (m, series, label) in enumerate(jobs, 1):
         with ui.status(f"[{i}/{len(jobs)}] {label}"):
-            scope = ["--checks", ",".join(m.checks) if m and m.checks else checks.own(),
+            scope = ["--checks", ",".join(m.checks) if m and m.checks else catalogue.own(),
                      *(m.run_args if m else [])]
             doc, seconds, err = run_series(series, a.results / label, [*scope, *a.run_args])
         o = judge(doc, m, cells) if doc else Result(label, m.cells if m else [], -1, seconds)

@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
-from foliofarm.guest.qemu import SELFTESTS, SWAP, THPMAPS, Machine
-from foliofarm.judge.checks import Check
+from foliofarm.boot.qemu import SELFTESTS, SWAP, THPMAPS, Machine
+from foliofarm.judge.catalogue import Check
 from foliofarm.kernel.build import Artifacts
 from foliofarm.locks import HostSlots
 from foliofarm.matrix import Cell
@@ -115,9 +115,9 @@ class Context:
     memory_mb: int = 2048    # and memory
     numa_nodes: int = 1      # and NUMA nodes
     slots: GuestSlots | None = None   # shared by the page sizes measured at once
-    ktap_parser: Path | None = None   # the kernel's KTAP parser (guest/ktap.py), for selftests
+    ktap_parser: Path | None = None   # the kernel's KTAP parser (measure/ktap.py), for selftests
     recorded: Callable[[], None] | None = None   # after each outcome is recorded
-    runner: str = "qemu"     # the farm's own checks' boots: its QEMU runner, or "vng" (guest/vng.py)
+    runner: str = "qemu"     # the farm's own checks' boots: its QEMU runner, or "vng" (measure/vng.py)
     remote: Any = None       # or a LAVA lab's (lava/remote.py LabBoots: boot_group as vng's)
 
 

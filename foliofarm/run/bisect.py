@@ -4,7 +4,7 @@
     foliofarm bisect --kernel debian:7.3 --series S.mbox --cell 4k-xfs --check exec-text
 
 `git bisect run` drives it; each step is a farm run of just that cell and check
-at the commit git checked out (`python -m foliofarm.bisect --step STATE`), on
+at the commit git checked out (`python -m foliofarm.run.bisect --step STATE`), on
 the farm's own build cache: one build directory for the tree, so each step
 rebuilds incrementally, and each commit's kernel and measurements are kept. A
 commit is bad when the check fails there, the kernel reports trouble while it
@@ -30,9 +30,9 @@ from typing import Any, Iterator
 from foliofarm import locks
 from foliofarm.intake import apply, git, series, source
 from foliofarm.errors import FarmError, InfraError, UsageError
-from foliofarm.judge import checks, figures
+from foliofarm.judge import catalogue, figures
 from foliofarm.paths import ROOT, cache_dir
-from foliofarm.guest.shell import parse_cell
+from foliofarm.run.shell import parse_cell
 from foliofarm.util import write_atomic, write_json
 
 GOOD, BAD, SKIP, ABORT = 0, 1, 125, 128
@@ -140,8 +140,8 @@ def _end(state: dict[str, Any], tree: Path, commit: str, end: str, env: dict[str
 
 def bisect(args: argparse.Namespace) -> int:
     page, fs, _ = parse_cell(args.cell)
-    if args.check not in checks.catalogue():
-        raise UsageError(f"unknown check {args.check!r}; valid: {', '.join(checks.catalogue())}")
+    if args.check not in catalogue.by_name():
+        raise UsageError(f"unknown check {args.check!r}; valid: {', '.join(catalogue.by_name())}")
     if not args.series and not (args.good and args.bad):
         raise UsageError("give --good REF and --bad REF in --kernel PATH, or --series S")
     cache = cache_dir()
@@ -164,7 +164,7 @@ def bisect(args: argparse.Namespace) -> int:
         git.git(tree, "bisect", "start", bad, good, environment="user")
         try:
             run = subprocess.run(["git", "-C", str(tree), "bisect", "run", sys.executable, "-m",
-                                  "foliofarm.bisect", "--step", str(state_file)],
+                                  "foliofarm.run.bisect", "--step", str(state_file)],
                                  cwd=ROOT, capture_output=True, text=True, check=False, env=env)
             log = git.git(tree, "bisect", "log", check=False, environment="user").stdout
         finally:

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Callable
 
 from foliofarm import hosttools, locks, matrix, sandbox
-from foliofarm.guest import images
+from foliofarm.disks import images
 from foliofarm.intake.apt import DEBIAN_SUITES, PrivateApt
 from foliofarm.kernel.build import CROSS_COMPILE, toolchain_id
 from foliofarm.errors import InfraError, TimedOut

@@ -26,9 +26,9 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from foliofarm.guest import splat
-from foliofarm.guest.ktap import ELSEWHERE
-from foliofarm.judge.checks import Check, Kind
+from foliofarm.boot import splat
+from foliofarm.measure.ktap import ELSEWHERE
+from foliofarm.judge.catalogue import Check, Kind
 
 PAGE, CELL, RACE = "page", "cell", "race"
 

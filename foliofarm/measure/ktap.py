@@ -130,7 +130,7 @@ RUNNING = re.compile(r"^# running (.*)$")
 TOOK = re.compile(r"^#? ?foliofarm: took (\d+)s$")
 TIMEOUT = re.compile(r"^#? ?foliofarm: (TIMEOUT: .*)$")
 LEFT_OUT = re.compile(r"^#? ?foliofarm: SKIP: (.*)$")
-# A SKIP of a test that runs in the other part of a split run (guest/split.py).
+# A SKIP of a test that runs in the other part of a split run (measure/split.py).
 ELSEWHERE = "elsewhere:"
 
 

@@ -1,5 +1,5 @@
 """A run: resolve the kernel, make the disk images, then a plain loop over the
-plan's steps (plan.py), each carried out by the lab (guest/lab.py) and timed as
+plan's steps (plan.py), each carried out by the executor (executor.py) and timed as
 a named stage; then the exit status, repro.sh, the terminal table and the
 report. Results are written as they arrive (results.py)."""
 
@@ -12,18 +12,16 @@ from contextlib import contextmanager, nullcontext
 from rich.console import Console
 from rich.text import Text
 
-from foliofarm import hosttools, plan, report
-from foliofarm.report import repro, summary
+from foliofarm import hosttools, report
+from foliofarm.boot.qemu import QEMU
 from foliofarm.errors import FarmError, UsageError
-from foliofarm.guest.lab import Lab
-from foliofarm.guest.qemu import QEMU
 from foliofarm.intake import source
 from foliofarm.paths import cache_dir
-from foliofarm.plan import Measure, RunOptions
+from foliofarm.report import repro, summary
 from foliofarm.report.results import ResultsWriter
+from foliofarm.run.executor import Executor
+from foliofarm.run.plan import Measure, RunOptions, Steps, dry_run, steps
 from foliofarm.util import clean_stale_tmp, deadline
-
-__all__ = ["Run", "RunOptions"]
 
 
 class Run:
@@ -52,7 +50,7 @@ class Run:
                 stages[f"{name}_s"] = round(stages.get(f"{name}_s", 0.0) + time.monotonic() - t0, 2)
 
     def dry_run(self) -> int:
-        for line in plan.dry_run(self.opts, self.cache):
+        for line in dry_run(self.opts, self.cache):
             self.ui.print(line, markup=False, highlight=False)
         return 0
 
@@ -69,7 +67,7 @@ class Run:
         if o.timeout:       # then all the run started is killed, exit 3
             deadline(o.timeout, lambda: self.stopped(f"the run was stopped at its limit of "
                                                       f"{o.timeout:g} s (--timeout)"))
-        lab = Lab(o, w, self.cache, self.log, self.ui.status)
+        ex = Executor(o, w, self.cache, self.log, self.ui.status)
         complete, usage = True, False
         try:
             if o.lab is not None:       # its artifact server up; SIGTERM cancels its jobs
@@ -79,11 +77,11 @@ class Run:
                 src = source.resolve(o.kernel, self.cache)
             self.log(f"kernel {src.spec}: {src.origin} ({src.tree})")
             with self.stage("images", "making disk images"):
-                lab.make_disks()
+                ex.make_disks()
             with self.stage("ktap_parser", "the KTAP parser"):
-                lab.fetch_ktap_parser(src)
+                ex.fetch_ktap_parser(src)
             with source.states_kept():      # the run holds its trees (source.py)
-                complete = self.loop(lab, plan.steps(lab.ground(), o, src))
+                complete = self.loop(ex, steps(ex.ground(), o, src))
         except UsageError as exc:
             w.add("errors", {"stage": "input", "message": str(exc)})
             self.ui.print(Text("error: ", style="red") + Text(str(exc)))
@@ -93,13 +91,13 @@ class Run:
             self.ui.print(Text("error: ", style="red") + Text(str(exc)))
             complete = False
         finally:
-            lab.close()
+            ex.close()
             if o.lab is not None:
                 o.lab.close()           # the run's jobs left in the lab canceled
         code = w.finish(complete)
         if usage:
             code = 2
-        self.finish(lab, code)
+        self.finish(ex, code)
         return code
 
     def stopped(self, why: str) -> None:
@@ -110,7 +108,7 @@ class Run:
         self.writer.finish(False)
         self.ui.print(Text("error: ", style="red") + Text(why))
 
-    def loop(self, lab: Lab, steps: plan.Steps) -> bool:
+    def loop(self, ex: Executor, steps: Steps) -> bool:
         """Carry out each step of the plan, timed; True if every measurement
         could be made. Whatever stops the loop, the builds are settled before
         the plan unwinds (a series tree is reverted only after its builds)."""
@@ -122,14 +120,14 @@ class Run:
                 except StopIteration:
                     return complete
                 with self.stage(step.stage):
-                    reply = lab.do(step)
+                    reply = ex.do(step)
                 if isinstance(step, Measure):
                     complete = reply and complete
         finally:
-            lab.close()
+            ex.close()
             steps.close()
 
-    def finish(self, lab: Lab, code: int) -> None:
+    def finish(self, ex: Executor, code: int) -> None:
         """repro.sh, the terminal tables and the report, from what was recorded."""
         w = self.writer
         try:
@@ -142,7 +140,7 @@ class Run:
             summary.print_verdicts(w.doc)
         try:
             with self.stage("report"):
-                paths = report.write(w.dir, w.doc, lab.drawn)
+                paths = report.write(w.dir, w.doc, ex.drawn)
             w.flush(final=True)
             self.log(f"report: {paths[0]} and {paths[1]}")
         except Exception as exc:   # a report that fails to render must not hide the results

@@ -19,10 +19,10 @@ from typing import Any, Callable, Iterator
 
 from foliofarm import matrix
 from foliofarm.errors import GuestError
-from foliofarm.guest import splat
-from foliofarm.guest.console import CommandResult, GuestSession
-from foliofarm.guest.qemu import SELFTESTS, THPMAPS
-from foliofarm.judge.checks import Check, Kind
+from foliofarm.boot import splat
+from foliofarm.boot.console import CommandResult, GuestSession
+from foliofarm.boot.qemu import SELFTESTS, THPMAPS
+from foliofarm.judge.catalogue import Check, Kind
 from foliofarm.matrix import Cell
 
 # How many boots one kernel gets before the rest of its checks are given up:

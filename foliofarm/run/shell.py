@@ -11,12 +11,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from foliofarm import hosttools, locks, matrix
-from foliofarm.guest import images, rootfs, vng
+from foliofarm.disks import images, rootfs
+from foliofarm.measure import vng
 from foliofarm.intake import apply, series, source
 from foliofarm.kernel.build import Artifacts, Builder
 from foliofarm.kernel.kconfig import extra_fragment
 from foliofarm.errors import UsageError
-from foliofarm.guest.qemu import QEMU, Machine
+from foliofarm.boot.qemu import QEMU, Machine
 from foliofarm.paths import cache_dir
 
 
@@ -32,7 +33,7 @@ class ShellOptions:
     cpus: int = 1
     memory_mb: int = 2048
     numa_nodes: int = 1
-    vng: bool = False             # under virtme-ng (guest/vng.py), not the farm's own QEMU
+    vng: bool = False             # under virtme-ng (measure/vng.py), not the farm's own QEMU
     exec_cmd: str | None = None   # vng: one command, its output and exit status
     rwdirs: list[str] = field(default_factory=list)   # vng --rwdir
     verbose: bool = False         # vng: the kernel's console too

@@ -20,8 +20,8 @@ from typing import TextIO
 
 import pexpect
 
-from foliofarm.guest import banner, priority, splat
-from foliofarm.guest.banner import READY, normalise
+from foliofarm.boot import banner, priority, splat
+from foliofarm.boot.banner import READY, normalise
 from foliofarm.errors import GuestError
 
 # After a lockup or hung-task report, how long the command in flight still gets.

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from foliofarm.guest.cells import Context, Kernel
+from foliofarm.measure.cells import Context, Kernel
 from foliofarm.judge.noise import fold, sample_figures
 from foliofarm.util import sha256_text
 

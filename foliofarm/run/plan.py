@@ -20,7 +20,7 @@ from typing import Any, Callable, Generator
 from foliofarm import locks, matrix
 from foliofarm.errors import BuildError, UsageError
 from foliofarm.intake import apply, bases, checkpatch, series, source
-from foliofarm.judge.checks import Check
+from foliofarm.judge.catalogue import Check
 from foliofarm.kernel.build import Builder
 from foliofarm.kernel.kconfig import extra_fragment
 from foliofarm.report.results import ResultsWriter

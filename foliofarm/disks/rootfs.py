@@ -12,8 +12,8 @@ from foliofarm import hosttools, matrix
 from foliofarm.intake.apt import PrivateApt
 from foliofarm.kernel.build import CROSS_COMPILE, PROBE_SOURCES, Artifacts
 from foliofarm.errors import BuildError, InfraError
-from foliofarm.guest import cpio
-from foliofarm.guest.qemu import SELFTESTS, THPMAPS
+from foliofarm.disks import cpio
+from foliofarm.boot.qemu import SELFTESTS, THPMAPS
 from foliofarm.paths import ROOTFS, VMTESTS
 from foliofarm.util import StagingDir, code_digest, run, seal, sealed, sha256_files, sha256_text, write_atomic
 
@@ -88,7 +88,7 @@ def mounts_table() -> str:
 
 def initramfs(cache: Path, arts: Artifacts) -> Path:
     """An initramfs for one kernel: common userland plus that kernel's probe,
-    packed by guest/cpio.py (never by a program the kernel's build made)."""
+    packed by disks/cpio.py (never by a program the kernel's build made)."""
     bb = busybox(cache)
     progs = build_guest_programs(cache)
     mounts = mounts_table()

@@ -14,7 +14,7 @@ import shutil
 from pathlib import Path
 
 from foliofarm import hosttools
-from foliofarm.guest import debroot, images
+from foliofarm.disks import debroot, images
 from foliofarm.errors import InfraError
 from foliofarm.paths import VMTESTS
 from foliofarm.intake.source import KernelSource

@@ -38,11 +38,13 @@ from pathlib import Path
 from typing import IO, Any
 
 from foliofarm.errors import InfraError, UsageError
-from foliofarm.guest import banner, debroot, framed, rootfs, splat
-from foliofarm.guest.cells import Context, Kernel, machine
-from foliofarm.guest.qemu import Machine
-from foliofarm.guest.session import Boot
-from foliofarm.judge.checks import Check, Kind
+from foliofarm.boot import banner, splat
+from foliofarm.disks import debroot, rootfs
+from foliofarm.measure import framed
+from foliofarm.measure.cells import Context, Kernel, machine
+from foliofarm.boot.qemu import Machine
+from foliofarm.boot.session import Boot
+from foliofarm.judge.catalogue import Check, Kind
 from foliofarm.matrix import Cell
 from foliofarm.paths import ROOTFS
 from foliofarm.util import tmp_dir

@@ -16,9 +16,9 @@ from pathlib import Path
 from foliofarm import hosttools, locks
 from foliofarm.kernel.build import CROSS_COMPILE
 from foliofarm.errors import BuildError, InfraError
-from foliofarm.guest.qemu import SWAP_BYTES
+from foliofarm.boot.qemu import SWAP_BYTES
 from foliofarm.paths import VMTESTS
-from foliofarm.guest.rootfs import CFLAGS
+from foliofarm.disks.rootfs import CFLAGS
 from foliofarm.util import StagingDir, check_free_space, run, seal, sealed, sha256_files, sha256_text
 
 BLOCK_SIZE = 4096

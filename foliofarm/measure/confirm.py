@@ -23,10 +23,11 @@ import re
 from typing import Any, Callable
 
 from foliofarm import schema
-from foliofarm.guest.cells import BARE, RACE_BOOT, Context, Kernel
-from foliofarm.guest.splat import patterns
+from foliofarm.measure.cells import BARE, RACE_BOOT, Context, Kernel
+from foliofarm.boot.splat import patterns
 from foliofarm.judge import compare
-from foliofarm.judge.checks import Check, Kind, console_outcome, is_own, judge_measurement
+from foliofarm.judge.catalogue import Check, Kind, is_own
+from foliofarm.judge.checks import console_outcome, judge_measurement
 from foliofarm.judge.noise import moved_pairs, settle_moves
 from foliofarm.matrix import Cell
 

@@ -1,8 +1,8 @@
-"""The lab: what carries out a plan's steps. It builds a kernel source for every
+"""The executor: what carries out a plan's steps. It builds a kernel source for every
 page size on one build thread (the next page size builds while this one boots),
 makes the disks the cells need (the filesystem images, and from each tree its
 selftests and thpmaps disks) and measures each built kernel on its cells
-(measure.py; page sizes overlap, --guests cells at once across them)."""
+(measure/passes.py; page sizes overlap, --guests cells at once across them)."""
 
 from __future__ import annotations
 
@@ -12,18 +12,21 @@ from contextlib import nullcontext
 from pathlib import Path
 from typing import Any, Callable
 
-from foliofarm.guest import cells, images, measure, pyroot, rootfs, selftests_disk, vng
-from foliofarm import locks, matrix, plan
+from foliofarm.measure import cells, passes, vng
+from foliofarm.disks import images, pyroot, rootfs, selftests_disk
+from foliofarm import locks, matrix
+from foliofarm.run import plan
 from foliofarm.report import plots
 from foliofarm.errors import BuildError, FarmError
-from foliofarm.guest import ktap
+from foliofarm.measure import ktap
 from foliofarm.intake import source
 from foliofarm.judge import compare
-from foliofarm.judge.checks import Outcome, is_own
+from foliofarm.judge.catalogue import is_own
+from foliofarm.judge.checks import Outcome
 from foliofarm.kernel.build import Artifacts, Builder
 from foliofarm.kernel.kconfig import extra_fragment
 from foliofarm.matrix import Cell
-from foliofarm.plan import Build, RunOptions, Step
+from foliofarm.run.plan import Build, RunOptions, Step
 from foliofarm.schema import Role
 from foliofarm.report.results import ResultsWriter
 from foliofarm.util import settle
@@ -32,7 +35,7 @@ from foliofarm.util import settle
 Built = tuple[Artifacts | None, Path | None, FarmError | None]
 # A tree's disk (selftests, thpmaps), or why there is none.
 TreeDisk = tuple[Path | None, str | None]
-# The milestone of the farm's own checks' verdict (Lab.own_verdict).
+# The milestone of the farm's own checks' verdict (Executor.own_verdict).
 OWN = "own checks"
 
 
@@ -41,7 +44,7 @@ def no_status(message: str) -> nullcontext[None]:
     return nullcontext()
 
 
-class Lab:
+class Executor:
     def __init__(self, opts: RunOptions, writer: ResultsWriter, cache: Path,
                  log: Callable[..., None], status: Callable[[str], Any]) -> None:
         self.opts = opts
@@ -87,7 +90,7 @@ class Lab:
                                if (img := images.scratch_image(self.cache, fs.name))}
 
     def fetch_ktap_parser(self, src: source.KernelSource) -> None:
-        """The pinned KTAP parser (guest/ktap.py), from the pinned Debian
+        """The pinned KTAP parser (measure/ktap.py), from the pinned Debian
         kernel's pristine tree: this run's own where it is that kernel."""
         if not cells.wants_selftests(self.opts.checks):
             return
@@ -251,7 +254,7 @@ class Lab:
             self.bases[page.name] = k
         elif role == Role.SERIES:
             k.base = self.bases.get(page.name)
-        ok = measure.measure_kernel(self.context(slots), k,
+        ok = passes.measure_kernel(self.context(slots), k,
                                     reuse_base=role != Role.SERIES and not self.opts.fresh,
                                     want_noise=(role == Role.BASE and self.opts.two_sided)
                                     or (role is None and self.opts.noise))

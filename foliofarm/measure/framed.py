@@ -1,7 +1,7 @@
 """Checks run in a guest no host drives at its console (a LAVA job's, one under
 virtme-ng): a small EROFS disk (serial ffjob) holding, per check of the cell,
 the command the farm's host would have sent (checks/NAME.sh, formatted by
-guest/session.py as for its own boots, the cell's block device found at run
+boot/session.py as for its own boots, the cell's block device found at run
 time) and the file it leaves (checks/NAME.out), and the driver
 tests/vmtests/lava-check.sh that runs one and prints its output and that file
 framed; and that output read back into the measurement the farm's own boot
@@ -21,9 +21,11 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from foliofarm.errors import UsageError
-from foliofarm.guest import images, ktap, splat
-from foliofarm.guest.session import SELFTESTS_OUTPUT, check_fmt, command_line, setup_lines, without_dump
-from foliofarm.judge.checks import Check, Kind
+from foliofarm.disks import images
+from foliofarm.measure import ktap
+from foliofarm.boot import splat
+from foliofarm.boot.session import SELFTESTS_OUTPUT, check_fmt, command_line, setup_lines, without_dump
+from foliofarm.judge.catalogue import Check, Kind
 from foliofarm.matrix import Cell
 from foliofarm.paths import VMTESTS
 from foliofarm.util import tmp_dir
@@ -90,7 +92,7 @@ B64 = re.compile(r"^[A-Za-z0-9+/=]+$")
 
 def measurement(lines: list[str], chk: Check, parser: Any, where: str = "the LAVA job's log") -> dict[str, Any]:
     """``chk``'s measurement from the console ``lines`` (``where`` names
-    them in reasons), as guest/session.py makes it from a boot the farm drives."""
+    them in reasons), as boot/session.py makes it from a boot the farm drives."""
     start = next((i for i, ln in enumerate(lines) if (m := BEGIN.match(ln)) and m.group(1) == chk.name), None)
     if start is None:
         return {"kind": Kind.ERROR, "reason": f"{chk.name} never started ({where} has no "

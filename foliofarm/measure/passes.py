@@ -16,13 +16,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from foliofarm.guest import confirm, ktap, split, vng
-from foliofarm.guest.cells import (BARE, RACE_BOOT, Context, GuestSlots, Kernel, baseline_path, machine,
+from foliofarm.measure import confirm, ktap, split, vng
+from foliofarm.measure.cells import (BARE, RACE_BOOT, Context, GuestSlots, Kernel, baseline_path, machine,
                                    tree_disk)
-from foliofarm.guest.qemu import OUTBOX_BYTES
-from foliofarm.guest.saved import digest, load_saved, new_saved, ranges_of
-from foliofarm.guest.session import BootPlan, check_timeout, run_boots
-from foliofarm.judge.checks import Check, Kind, Outcome, console_outcome, is_own, judge_measurement
+from foliofarm.boot.qemu import OUTBOX_BYTES
+from foliofarm.measure.saved import digest, load_saved, new_saved, ranges_of
+from foliofarm.boot.session import BootPlan, check_timeout, run_boots
+from foliofarm.judge.catalogue import Check, Kind, is_own
+from foliofarm.judge.checks import Outcome, console_outcome, judge_measurement
 from foliofarm.judge.noise import fold, noise_of, sample_figures
 from foliofarm.matrix import Cell
 from foliofarm.schema import Role
