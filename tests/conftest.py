@@ -12,7 +12,7 @@ DATA = Path(__file__).resolve().parent / "data"
 STARTED = time.monotonic()
 
 # Every results.json a test run writes is read back through the reader's schema
-# as it is written (foliofarm/report/results.py), subprocesses of the CLI included.
+# as it is written (foliofarm/results/writer.py), subprocesses of the CLI included.
 os.environ.setdefault("FOLIOFARM_CHECK_RESULTS", "1")
 
 # A cold `make test` is meant to take at most 45 minutes (CI allows 90, host set-up

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from foliofarm import report, schema
+from foliofarm import report
+from foliofarm.results import schema
 from foliofarm.report import render, sections, tables
 from foliofarm.judge import compare
 
@@ -51,12 +52,12 @@ def test_regression_from_a_recorded_negative_control():
     assert figs["aligned_pct"]["delta"] == -100.0
     assert figs["max_folio_kb"]["delta"] == -60
     assert by[("erofs", "mmap-miss")]["verdict"] == "pass"
-    assert compare.exit_code(d) == 1
+    assert compare.exit_status(schema.typed(d)) == 1
 
 
 def test_a_new_splat_is_a_regression():
     d = doc("benign-4k")
-    assert compare.exit_code(d) == 0
+    assert compare.exit_status(schema.typed(d)) == 0
     for cell in d["cells"]:
         if cell["kernel"].endswith("+series"):
             for c in cell["checks"]:
@@ -66,13 +67,13 @@ def test_a_new_splat_is_a_regression():
     d["verdicts"] = compare.verdicts(d)
     console = [r for r in d["verdicts"] if r["check"] == "console"]
     assert console and all(r["verdict"] == "regression" for r in console)
-    assert compare.exit_code(d) == 1
+    assert compare.exit_status(schema.typed(d)) == 1
 
 
 def test_build_break_and_first_broken_commit():
     d = doc("no-build-4k")
     assert {r["verdict"] for r in compare.verdicts(d)} == {"build-broken"}
-    assert compare.exit_code(d) == 1
+    assert compare.exit_status(schema.typed(d)) == 1
     title, secs = sections.build(d)
     md = render.to_markdown(title, secs)
     assert "First commit that does not build: 2" in md
@@ -82,14 +83,14 @@ def test_build_break_and_first_broken_commit():
 def test_strict_style_fails_on_checkpatch_findings_only_when_asked():
     d = doc("benign-4k")
     d["checkpatch"][0].update(errors=0, warnings=2)
-    assert compare.exit_code(d) == 0
-    assert compare.exit_code(d, strict_style=True) == 1
+    assert compare.exit_status(schema.typed(d)) == 0
+    assert compare.exit_status(schema.typed(d), strict_style=True) == 1
 
 
 def test_incomplete_run_without_regression_is_exit_3():
     d = doc("benign-4k")
     d["complete"] = False
-    assert compare.exit_code(d) == 3
+    assert compare.exit_status(schema.typed(d)) == 3
 
 
 def test_report_tables_in_the_mailing_list_shape():
@@ -238,7 +239,7 @@ def test_a_figure_that_moves_inside_the_bounds_is_changed_or_a_regression():
     r = {(x["fs"], x["check"]): x for x in compare.verdicts(d)}[("xfs", "exec-text")]
     assert r["verdict"] == "changed" and not any(f["regression"] for f in r["changed"])
     d["verdicts"] = compare.verdicts(d)
-    assert compare.exit_code(d) == 0
+    assert compare.exit_status(schema.typed(d)) == 0
 
 
 def test_a_larger_exec_folio_is_a_regression_of_an_exact_figure():
@@ -249,7 +250,7 @@ def test_a_larger_exec_folio_is_a_regression_of_an_exact_figure():
     assert r["verdict"] == "regression"
     assert {f["metric"] for f in r["changed"] if f["regression"]} >= {"max_folio_kb", "folio_kb_hist.128"}
     d["verdicts"] = compare.verdicts(d)
-    assert compare.exit_code(d) == 1
+    assert compare.exit_status(schema.typed(d)) == 1
 
 
 def test_noise_measured_on_the_base_absorbs_a_move_within_it():
@@ -312,7 +313,8 @@ def test_a_killed_runs_results_get_their_verdicts_from_report(tmp_path):
     cells); `foliofarm report` on the results of a run killed before its end
     judges them, and the end of a run writes them."""
     from foliofarm.cli import main
-    from foliofarm.report.results import ResultsWriter
+    from foliofarm.results.writer import ResultsWriter
+    from foliofarm.run.closing import close
     d = doc("neg-exec-text-4k")
     w = ResultsWriter(tmp_path, ["foliofarm", "run"], run_id="killed")
     w.doc.update({k: v for k, v in d.items() if k not in ("verdicts", "run_id", "complete")})
@@ -322,7 +324,7 @@ def test_a_killed_runs_results_get_their_verdicts_from_report(tmp_path):
     assert main(["report", str(tmp_path / "killed")]) == 0
     md = (tmp_path / "killed" / "report.md").read_text()
     assert "## Verdicts" in md and "regression" in md
-    w.finish(complete=True)
+    close(w, complete=True)
     final = json.loads((tmp_path / "killed" / "results.json").read_text())
     assert [r["verdict"] for r in final["verdicts"]] == [r["verdict"] for r in d["verdicts"]]
 
@@ -377,7 +379,7 @@ def test_a_series_kernel_that_dies_booting_is_a_regression_quoting_it():
     assert rows and {r["verdict"] for r in rows} == {"regression"}
     assert all("kernel BUG at mm/filemap.c" in r["series_reason"] for r in rows)
     d["verdicts"] = compare.verdicts(d)
-    assert compare.exit_code(d) == 1
+    assert compare.exit_status(schema.typed(d)) == 1
 
 
 def test_both_kernels_dying_while_booting_is_an_error_not_the_series():
@@ -388,7 +390,7 @@ def test_both_kernels_dying_while_booting_is_an_error_not_the_series():
     assert {r["verdict"] for r in rows} == {"error"}
     assert all(r["series_reason"].startswith("both kernels died while booting") for r in rows)
     d["verdicts"] = compare.verdicts(d)
-    assert compare.exit_code(d) == 3
+    assert compare.exit_status(schema.typed(d)) == 3
 
 
 def test_the_list_reply_says_once_per_cell_that_a_kernel_died_booting():

@@ -18,7 +18,8 @@ from foliofarm.boot.splat import scan
 from foliofarm.judge import catalogue, checks, compare
 from foliofarm.judge.catalogue import Kind
 from foliofarm.matrix import Cell, filesystems, page_sizes
-from foliofarm.report.results import ResultsWriter
+from foliofarm.results import schema
+from foliofarm.results.writer import ResultsWriter
 from foliofarm.watch import tester
 
 DATA = Path(__file__).parent / "data"
@@ -68,7 +69,7 @@ def dump(text):
 
 def exit_code(w):
     """The run's exit status, its verdicts judged from its cells as the writer does."""
-    return compare.exit_code({**w.doc, "verdicts": compare.verdicts(w.doc), "complete": True})
+    return compare.exit_status(schema.typed({**w.doc, "verdicts": compare.verdicts(w.doc), "complete": True}))
 
 
 def verdict(w, check="exec-text"):

@@ -20,7 +20,8 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from foliofarm import report, schema
+from foliofarm import report
+from foliofarm.results import schema
 from foliofarm.intake import series
 from foliofarm.intake import source
 from foliofarm.kernel.build import Builder
@@ -31,7 +32,7 @@ from foliofarm.boot.session import parse_ktap
 from foliofarm.judge import catalogue, checks
 from foliofarm.paths import cache_dir
 from foliofarm.report import render, sections, text
-from foliofarm.report.results import junit_xml
+from foliofarm.results.junit import junit_xml
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"

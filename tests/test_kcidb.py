@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from kcidb_io import schema as kcidb_schema
 
-from foliofarm import schema
+from foliofarm.results import schema
 from foliofarm.cli import main
 from foliofarm.report import kcidb
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from foliofarm import schema
+from foliofarm.results import schema
 from foliofarm.intake import source
 from foliofarm.measure import ktap
 from foliofarm.judge import compare, selftests

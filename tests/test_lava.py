@@ -183,7 +183,7 @@ def test_a_real_lava_job_is_judged_as_the_farms_own_boot_of_the_cell(tmp_path):
     import sys
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
     import same_results
-    from foliofarm import schema
+    from foliofarm.results import schema
     src = Path(__file__).parent / "data" / "lava" / "4k-ext4-7.3"
     job = tmp_path / "4k-ext4-7.3"
     job.mkdir()

@@ -1,7 +1,8 @@
 """The package's floors import only downwards:
 cli -> the services beside a run (watch, lava, selfcheck) -> run (plan, runner,
 executor, bisect, shell) -> measure -> boot/disks -> kernel/report ->
-intake/judge -> the ground (util, matrix, errors, paths, ...). A lower stage that imports a higher one (judging code
+intake/judge -> results (schema, writer, merge, read: no judging) -> the ground
+(util, matrix, errors, paths, ...). A lower stage that imports a higher one (judging code
 that reaches for the runner, a parser that needs a boot) is caught here, by reading
 every module's imports, before it becomes a circle."""
 from __future__ import annotations
@@ -15,15 +16,16 @@ PKG = Path(__file__).resolve().parent.parent / "foliofarm"
 
 # Higher numbers may import lower ones and their own level, never higher.
 LEVELS: dict[str, int] = {
-    "__main__": 8, "cli": 8,
-    "selfcheck": 7, "watch": 7, "lava": 7,
-    "run": 6,
-    "measure": 5,
-    "boot": 4, "disks": 4,
-    "kernel": 3, "report": 3,
-    "intake": 2, "judge": 2,
+    "__main__": 9, "cli": 9,
+    "selfcheck": 8, "watch": 8, "lava": 8,
+    "run": 7,
+    "measure": 6,
+    "boot": 5, "disks": 5,
+    "kernel": 4, "report": 4,
+    "intake": 3, "judge": 3,
+    "results": 2,
     "util": 1, "matrix": 1, "errors": 1, "paths": 1, "datafiles": 1, "locks": 1,
-    "hosttools": 1, "sandbox": 1, "schema": 1,
+    "hosttools": 1, "sandbox": 1,
 }
 
 
@@ -126,11 +128,12 @@ def test_no_cache_key_is_made_from_a_module_path():
 
 
 # The top level: the CLI and the ground modules; every floor is a folder
-# (intake, kernel, boot, disks, measure, judge, report, run) and the services
+# (intake, kernel, boot, disks, measure, judge, report, results, run) and the services
 # beside a run (watch, lava) and the farm's own self-checks (selfcheck) too.
 TOP_LEVEL = {"__init__", "__main__", "cli",
-             "errors", "paths", "util", "locks", "sandbox", "matrix", "datafiles", "hosttools", "schema"}
-STAGES = {"intake", "kernel", "boot", "disks", "measure", "judge", "report", "run", "selfcheck", "watch", "lava"}
+             "errors", "paths", "util", "locks", "sandbox", "matrix", "datafiles", "hosttools"}
+STAGES = {"intake", "kernel", "boot", "disks", "measure", "judge", "report", "results", "run", "selfcheck",
+          "watch", "lava"}
 
 
 def test_the_top_level_holds_the_stages_and_the_ground():

@@ -19,8 +19,8 @@ from foliofarm.errors import UsageError
 from foliofarm.intake.source import GIT_IDENTITY, KernelSource
 from foliofarm.judge import catalogue
 from foliofarm.run.plan import Build
-from foliofarm.schema import Role
-from foliofarm.report.results import ResultsWriter
+from foliofarm.results.schema import Role
+from foliofarm.results.writer import ResultsWriter
 
 PAGES = [matrix.page_sizes()["4k"], matrix.page_sizes()["16k"]]
 

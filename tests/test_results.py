@@ -6,9 +6,12 @@ from pathlib import Path
 
 from foliofarm import matrix
 from foliofarm.judge import catalogue, checks
-from foliofarm.judge.checks import Outcome
+from foliofarm.results.outcome import Outcome
 from foliofarm.matrix import Cell
-from foliofarm.report.results import ResultsWriter, exit_code
+from foliofarm.judge.compare import exit_status
+from foliofarm.results import schema
+from foliofarm.results.writer import ResultsWriter
+from foliofarm.run.closing import close
 
 
 def cell(page="4k", fs="xfs", kernel="7.3") -> Cell:
@@ -25,7 +28,7 @@ def test_results_are_written_as_they_arrive(tmp_path):
     assert (c["id"], c["page_size"], c["fs"], c["kernel"]) == ("4k-xfs-7.3", "4k", "xfs", "7.3")
     assert c["checks"] == [{"name": "exec-text", "outcome": "pass", "reason": "",
                             "metrics": {"aligned_pct": 100.0}}]
-    assert w.finish(True) == 0
+    assert close(w, True) == 0
 
 
 def test_result_files_follow_the_umask(tmp_path):
@@ -43,7 +46,7 @@ def test_junit_has_a_suite_per_cell_and_outcomes(tmp_path):
     w.record(cell(), Outcome("exec-text", "fail", "aligned_pct 3.0 (wanted >= 90)"))
     w.record(cell(fs="ext4"), Outcome("exec-text", "xfail", "no exec_folio_order"))
     w.record(cell(fs="erofs"), Outcome("exec-text", "error", "guest hung"), excerpt="INFO: task")
-    w.finish(True)
+    close(w, True)
     root = ET.parse(tmp_path / "r2" / "junit.xml").getroot()
     suites = {s.get("name"): s for s in root}
     assert suites["4k-xfs-7.3"].get("failures") == "1"
@@ -56,7 +59,7 @@ def test_junit_has_a_suite_per_cell_and_outcomes(tmp_path):
 
 
 def test_junit_has_the_verdicts_of_a_series_run_with_times():
-    from foliofarm.report.results import junit_xml
+    from foliofarm.results.junit import junit_xml
     d = json.loads((Path(__file__).parent / "data" / "results" / "neg-exec-text-4k.json").read_text())
     root = ET.fromstring(junit_xml(d).split("\n", 1)[1])
     suites = {s.get("name"): s for s in root}
@@ -69,7 +72,7 @@ def test_junit_has_the_verdicts_of_a_series_run_with_times():
     assert any(t > 0 for t in timed)
 
 
-def test_exit_codes():
+def test_exit_status():
     """On a real default run's document, its first cell's outcomes set by hand."""
     real = json.loads((Path(__file__).parent / "data" / "results" / "default-run-7.3.json").read_text())
 
@@ -79,13 +82,13 @@ def test_exit_codes():
         checks_ = d["cells"][0]["checks"]
         for c, o in zip(checks_, outcomes):
             c["outcome"] = o
-        return d
-    assert exit_code(doc()) == 0
-    assert exit_code(doc("pass", "xfail", "skip", "xpass")) == 0
-    assert exit_code(doc("pass", "fail")) == 1
-    assert exit_code(doc("fail", "error")) == 3
-    assert exit_code(doc("pass", complete=False)) == 3
-    assert exit_code(doc("pass", errors=[{"stage": "setup", "message": "no disk"}])) == 3
+        return schema.typed(d)
+    assert exit_status(doc()) == 0
+    assert exit_status(doc("pass", "xfail", "skip", "xpass")) == 0
+    assert exit_status(doc("pass", "fail")) == 1
+    assert exit_status(doc("fail", "error")) == 3
+    assert exit_status(doc("pass", complete=False)) == 3
+    assert exit_status(doc("pass", errors=[{"stage": "setup", "message": "no disk"}])) == 3
 
 
 def test_judge_uses_expectations_data():

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from foliofarm import report, schema
+from foliofarm import report
+from foliofarm.results import schema
 
 DATA = Path(__file__).resolve().parent / "data" / "results"
 RECORDED = sorted(DATA.glob("*.json"))
@@ -122,14 +123,15 @@ def test_a_document_with_thpmaps_rows_among_the_figures_is_read(tmp_path, capsys
 def test_the_writer_refuses_what_the_reader_would(tmp_path):
     """A result the schema would refuse is kept aside and recorded as an error
     that says so: the document stays readable."""
-    from foliofarm.judge.checks import Outcome
+    from foliofarm.results.outcome import Outcome
     from foliofarm.matrix import Cell, filesystems, page_sizes
-    from foliofarm.report.results import ResultsWriter
+    from foliofarm.results.writer import ResultsWriter
+    from foliofarm.run.closing import close
     w = ResultsWriter(tmp_path, ["foliofarm", "run"])
     cell = Cell(page_sizes()["4k"], filesystems()["xfs"], "7.3")
     w.record(cell, Outcome("thpmaps", "pass", "", {"rows": [{"counter": "x"}]}))
     (entry,) = w.doc["cells"][0]["checks"]
     assert entry["outcome"] == "error" and "schema refuses" in entry["reason"]
     assert (w.dir / "cells" / cell.id / "thpmaps.refused.json").is_file()
-    w.finish(True)
+    close(w, True)
     schema.load(w.dir / "results.json")

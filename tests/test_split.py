@@ -121,7 +121,7 @@ def test_a_split_run_judges_the_selftests_as_an_unsplit_run_did():
     import sys
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
     import same_results
-    from foliofarm import schema
+    from foliofarm.results import schema
     data = Path(__file__).parent / "data" / "results"
     before, after = (schema.load(data / n) for n in ("default-run-7.3.json", "split-run-7.3.json"))
     st = {k: v for k, v in same_results.table(after).items() if k[2] == "mm-selftests"}
@@ -202,7 +202,7 @@ def test_the_race_part_judges_the_selftests_as_one_page_part_did():
     import sys
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
     import same_results
-    from foliofarm import schema
+    from foliofarm.results import schema
     data = Path(__file__).parent / "data" / "results"
     before, after = (schema.load(data / n) for n in ("split-run-7.3.json", "race-run-7.3.json"))
     races = [b for b in after["boots"] if b.get("fs") == "nofs-race"]

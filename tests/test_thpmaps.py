@@ -14,6 +14,7 @@ import pytest
 
 from foliofarm.report import tables
 from foliofarm.judge import catalogue, checks, smaps
+from foliofarm.results.outcome import Outcome
 
 DUMPS = Path(__file__).resolve().parent / "data" / "dumps"
 CELLS = {"4k": ("xfs", 16), "16k": ("ext4", 128), "64k": ("erofs", 32)}   # fs, contpte pages
@@ -23,11 +24,11 @@ def recorded(page: str) -> str:
     return (DUMPS / f"{page}-{CELLS[page][0]}-7.3.thpmaps.dump").read_text()
 
 
-def judge(text: str, page: str) -> checks.Outcome:
+def judge(text: str, page: str) -> Outcome:
     return checks.evaluate(catalogue.by_name()["thpmaps"], text, "7.3", page, CELLS[page][0])
 
 
-def rows(outcome: checks.Outcome) -> dict[str, dict]:
+def rows(outcome: Outcome) -> dict[str, dict]:
     return {r["counter"]: r for r in outcome.rows}
 
 

@@ -20,7 +20,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from foliofarm import schema                  # noqa: E402
+from foliofarm.results import schema                  # noqa: E402
 from foliofarm.judge import compare, figures   # noqa: E402
 
 

@@ -5,34 +5,12 @@ metrics (metrics.py) and an outcome, by the expectations in data
 from __future__ import annotations
 
 import fnmatch
-from dataclasses import dataclass, field
 from typing import Any
 
 from foliofarm.judge import selftests, smaps
 from foliofarm.judge.catalogue import Check, Kind, expectation_for
 from foliofarm.judge.metrics import METRICS
-
-
-@dataclass
-class Outcome:
-    name: str
-    outcome: str
-    reason: str = ""
-    metrics: dict[str, Any] = field(default_factory=dict)
-    subtests: list[dict[str, Any]] = field(default_factory=list)   # a selftests run's tests
-    rows: list[dict[str, Any]] = field(default_factory=list)       # a cross-check's rows
-    boot_failed: bool = False      # not measured: the kernel died or hung while booting
-
-    def as_dict(self) -> dict[str, Any]:
-        d = {"name": self.name, "outcome": self.outcome, "reason": self.reason,
-             "metrics": self.metrics}
-        if self.subtests:
-            d["subtests"] = self.subtests
-        if self.rows:
-            d["rows"] = self.rows
-        if self.boot_failed:
-            d["boot_failed"] = True
-        return d
+from foliofarm.results.outcome import Outcome
 
 
 def console_outcome(splats: list[str]) -> Outcome:

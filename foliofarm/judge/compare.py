@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from foliofarm import schema
-from foliofarm.schema import CheckResult, Role, Subtest
+from foliofarm.results import schema
+from foliofarm.results.schema import CheckResult, Role, Subtest
 from foliofarm.judge import figures as figs
 from foliofarm.judge.selftests import MAX_NAMED
 
@@ -275,11 +275,18 @@ def _subtest_verdict(bt: Subtest | None, nt: Subtest | None) -> tuple[str, list[
     return v, new_failures
 
 
-def exit_code(doc: schema.Results | dict[str, Any], strict_style: bool = False) -> int:
-    """1 for a regression, a build break (tip or any commit) or a new splat (a
-    console regression), or under --strict-style a checkpatch error or warning;
-    3 if anything else could not be measured; else 0."""
-    doc = schema.typed(doc)
+def exit_status(doc: schema.Results, strict_style: bool = False) -> int:
+    """The run's exit status from what it recorded. A run of one kernel: 1 if
+    a check failed, 3 if one could not be measured, an error was recorded or
+    the run is incomplete, else 0. A two-sided run, from its verdicts: 1 for a
+    regression, a build break (tip or any commit) or a new splat (a console
+    regression), or under --strict-style a checkpatch error or warning; 3 if
+    anything else could not be measured; else 0."""
+    if doc.sides is None:
+        outcomes = [c.outcome for cell in doc.cells for c in cell.checks]
+        if not doc.complete or doc.errors or "error" in outcomes:
+            return 3
+        return 1 if "fail" in outcomes else 0
     failing = any(r.verdict in FAILING_VERDICTS for r in doc.verdicts)
     failing |= any(not b.ok for b in doc.each_commit or [])
     if strict_style:
@@ -289,3 +296,11 @@ def exit_code(doc: schema.Results | dict[str, Any], strict_style: bool = False) 
     if not doc.complete or doc.errors or any(r.verdict in ("error", "incomplete") for r in doc.verdicts):
         return 3
     return 0
+
+
+def judged(doc: schema.Results) -> schema.Results:
+    """``doc`` with its verdicts judged again from its cells: a killed run's
+    document has none, a copy's may be stale or damaged (they are derived
+    data, never trusted as read)."""
+    rows = verdicts(doc) if doc.sides is not None else []
+    return doc.model_copy(update={"verdicts": [schema.Verdict.model_validate(r) for r in rows]})

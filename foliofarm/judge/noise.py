@@ -9,7 +9,7 @@ from foliofarm.judge import compare, figures
 from foliofarm.judge.catalogue import Check
 from foliofarm.judge.checks import judge_measurement
 from foliofarm.matrix import Cell
-from foliofarm.schema import Role
+from foliofarm.results.schema import Role
 
 def sample_figures(cells: list[Cell], checks: list[Check], kernel_xy: str, measured: dict[str, Any]
                    ) -> dict[str, dict[str, dict[str, float | int | None]]]:

@@ -26,7 +26,8 @@ from foliofarm.judge import catalogue
 from foliofarm.judge.checks import judge_measurement
 from foliofarm.matrix import Cell
 from foliofarm.paths import cache_dir
-from foliofarm.report.results import ResultsWriter
+from foliofarm.results.writer import ResultsWriter
+from foliofarm.run.closing import close
 
 LOG = "lava.log"
 def entries(path: Path) -> list[dict[str, Any]]:
@@ -101,5 +102,5 @@ def read_jobs(job_dirs: list[Path], out: Path, command: list[str]) -> Path:
                              "console_log": str(d / LOG), "qemu": f"LAVA job {job.get('job_name')}"})
     if {"base", "series"} <= set(sides):
         writer.doc["sides"] = sides
-    writer.finish(True)
+    close(writer, True)
     return writer.dir

@@ -16,8 +16,8 @@ from foliofarm.judge.catalogue import Check
 from foliofarm.kernel.build import Artifacts
 from foliofarm.locks import HostSlots
 from foliofarm.matrix import Cell
-from foliofarm.schema import Role
-from foliofarm.report.results import ResultsWriter
+from foliofarm.results.schema import Role
+from foliofarm.results.writer import ResultsWriter
 from foliofarm.util import sha256_text
 
 # How cells share boots: part of what a boot's figures depend on (the page

@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from typing import Any, Callable
 
-from foliofarm import schema
+from foliofarm.results import schema
 from foliofarm.measure.cells import BARE, RACE_BOOT, Context, Kernel
 from foliofarm.boot.splat import patterns
 from foliofarm.judge import compare

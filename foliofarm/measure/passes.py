@@ -23,10 +23,11 @@ from foliofarm.boot.qemu import OUTBOX_BYTES
 from foliofarm.measure.saved import digest, load_saved, new_saved, ranges_of
 from foliofarm.boot.session import BootPlan, check_timeout, run_boots
 from foliofarm.judge.catalogue import Check, Kind, is_own
-from foliofarm.judge.checks import Outcome, console_outcome, judge_measurement
+from foliofarm.judge.checks import console_outcome, judge_measurement
+from foliofarm.results.outcome import Outcome
 from foliofarm.judge.noise import fold, noise_of, sample_figures
 from foliofarm.matrix import Cell
-from foliofarm.schema import Role
+from foliofarm.results.schema import Role
 from foliofarm.util import tmp_dir, write_json
 
 # a cell's boot for its tree's checks (thpmaps, the selftests' cell part)

@@ -18,11 +18,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from foliofarm import schema
+from foliofarm.results import schema
 from foliofarm.judge import compare
 from foliofarm.report import plots, render, sections, text
-from foliofarm.report.merge import MergeError, merge
-from foliofarm.report.results import junit_xml
+from foliofarm.results.merge import MergeError, merge
+from foliofarm.results.junit import junit_xml
 from foliofarm.report.tables import columns
 from foliofarm.util import write_atomic, write_json
 
@@ -84,6 +84,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"foliofarm report: {exc}", file=sys.stderr)
         return 2
     if args.out is not None:
+        if doc.get("sides"):            # the shards' cells together, judged again
+            doc["verdicts"] = compare.verdicts(doc)
         out_dir.mkdir(parents=True, exist_ok=True)
         write_json(out_dir / "results.json", doc)
         write_atomic(out_dir / "junit.xml", junit_xml(doc))   # one file for the CI server

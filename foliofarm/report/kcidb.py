@@ -30,10 +30,10 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from foliofarm import schema
+from foliofarm.results import schema
 from foliofarm.errors import FarmError, InfraError, UsageError
 from foliofarm.judge import figures
-from foliofarm.schema import CellResult, CheckResult, Results, Subtest
+from foliofarm.results.schema import CellResult, CheckResult, Results, Subtest
 from foliofarm.util import write_atomic
 
 ORIGIN = "foliofarm"

@@ -8,7 +8,7 @@ import io
 from typing import Any
 
 from foliofarm.report.tables import by_cell, check_names, columns
-from foliofarm.schema import CheckResult, Results, typed
+from foliofarm.results.schema import CheckResult, Results, typed
 
 
 def distribution(result: CheckResult | None) -> dict[str, float]:

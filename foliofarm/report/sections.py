@@ -8,7 +8,7 @@ from typing import Any
 
 from foliofarm.report.tables import (Section, changed_figures, changes_table, check_names, check_table,
                                      crosscheck_tables, fmt, page_rank, verdict_matrix)
-from foliofarm.schema import Results, typed
+from foliofarm.results.schema import Results, typed
 
 Plots = dict[tuple[str, str], bytes]
 

@@ -8,7 +8,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from foliofarm.schema import Results, Verdict, typed
+from foliofarm.results.schema import Results, Verdict, typed
 
 # Figures shown in the cells table, per check.
 SUMMARY = {

@@ -10,7 +10,7 @@ from typing import Any
 
 from foliofarm import matrix
 from foliofarm.judge.compare import FIGURES
-from foliofarm.schema import CheckResult, Results, Role, typed
+from foliofarm.results.schema import CheckResult, Results, Role, typed
 
 Block = tuple  # ("p", text) | ("table", header, rows) | ("pre", text) | ("img", name, png, alt)
 

@@ -11,7 +11,7 @@ import textwrap
 from typing import Any
 
 from foliofarm.report.tables import by_cell, check_names, columns, page_rank
-from foliofarm.schema import CheckResult, Results, Role, Verdict, typed
+from foliofarm.results.schema import CheckResult, Results, Role, Verdict, typed
 
 WIDTH = 72
 LABEL = 20          # the category column's text

@@ -22,13 +22,13 @@ from foliofarm.measure import ktap
 from foliofarm.intake import source
 from foliofarm.judge import compare
 from foliofarm.judge.catalogue import is_own
-from foliofarm.judge.checks import Outcome
+from foliofarm.results.outcome import Outcome
 from foliofarm.kernel.build import Artifacts, Builder
 from foliofarm.kernel.kconfig import extra_fragment
 from foliofarm.matrix import Cell
 from foliofarm.run.plan import Build, RunOptions, Step
-from foliofarm.schema import Role
-from foliofarm.report.results import ResultsWriter
+from foliofarm.results.schema import Role
+from foliofarm.results.writer import ResultsWriter
 from foliofarm.util import settle
 
 # One page size's build: the artifacts and their initramfs, or what stopped it.

@@ -23,8 +23,8 @@ from foliofarm.intake import apply, bases, checkpatch, series, source
 from foliofarm.judge.catalogue import Check
 from foliofarm.kernel.build import Builder
 from foliofarm.kernel.kconfig import extra_fragment
-from foliofarm.report.results import ResultsWriter
-from foliofarm.schema import Role
+from foliofarm.results.writer import ResultsWriter
+from foliofarm.results.schema import Role
 
 
 @dataclass

@@ -18,7 +18,8 @@ from foliofarm.errors import FarmError, UsageError
 from foliofarm.intake import source
 from foliofarm.paths import cache_dir
 from foliofarm.report import repro, summary
-from foliofarm.report.results import ResultsWriter
+from foliofarm.results.writer import ResultsWriter
+from foliofarm.run.closing import close
 from foliofarm.run.executor import Executor
 from foliofarm.run.plan import Measure, RunOptions, Steps, dry_run, steps
 from foliofarm.util import clean_stale_tmp, deadline
@@ -94,7 +95,7 @@ class Run:
             ex.close()
             if o.lab is not None:
                 o.lab.close()           # the run's jobs left in the lab canceled
-        code = w.finish(complete)
+        code = close(w, complete, o.strict_style)
         if usage:
             code = 2
         self.finish(ex, code)
@@ -105,7 +106,7 @@ class Run:
         if self.opts.lab is not None:
             self.opts.lab.cancel_all(why)
         self.writer.add("errors", {"stage": "limit", "message": why})
-        self.writer.finish(False)
+        close(self.writer, False, self.opts.strict_style)
         self.ui.print(Text("error: ", style="red") + Text(why))
 
     def loop(self, ex: Executor, steps: Steps) -> bool:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from foliofarm import schema
+from foliofarm.results import schema
 from foliofarm.errors import UsageError
 from foliofarm.paths import ROOT
 from foliofarm.util import kill_group

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from foliofarm.judge import compare
 
 class MergeError(ValueError):
     pass
@@ -12,7 +11,8 @@ class MergeError(ValueError):
 
 def merge(docs: list[dict[str, Any]]) -> dict[str, Any]:
     """One results document from the shards of a CI matrix (one cell each): their
-    cells, kernels, boots and per-commit builds together, verdicts judged again."""
+    cells, kernels, boots and per-commit builds together, without verdicts:
+    the reader judges them again from the cells (judge/compare.py judged)."""
     if not docs:
         raise MergeError("nothing to merge")
     first = docs[0]
@@ -38,6 +38,4 @@ def merge(docs: list[dict[str, Any]]) -> dict[str, Any]:
             for item in d.get(key, []):
                 seen.setdefault(tuple(item.get(i) for i in ident), item)
         out[key] = list(seen.values())
-    if out.get("sides"):
-        out["verdicts"] = compare.verdicts(out)
     return out

@@ -1,0 +1,81 @@
+"""junit.xml: a run's results as CI servers read them (Jenkins, GitHub's test
+reporters): one test suite per cell, a case per check, and for a two-sided run
+a suite of the verdicts. Written beside results.json by the writer, and for a
+merged report from CI shards."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from typing import Any
+
+
+def junit_class(name: str) -> str:
+    """A classname CI servers group as one class under the package "foliofarm":
+    Jenkins splits classnames at their dots, and "4k-xfs-7.3" has one."""
+    return "foliofarm." + name.replace(".", "_")
+
+
+# Verdicts as test cases: which fail the run (failure), which are the farm's
+# own trouble (error), which are not a result (skipped).
+VERDICT_FAILURE = {"regression", "build-broken"}
+VERDICT_ERROR = {"error", "incomplete"}
+VERDICT_SKIPPED = {"skip", "xfail"}
+
+
+def junit_xml(doc: dict[str, Any]) -> str:
+    """One test suite per cell (a case per check, with its guest time), and for a
+    two-sided run one suite of the verdicts (a case per cell and check)."""
+    suites = ET.Element("testsuites", name="foliofarm", id=str(doc["run_id"]))
+    for cell in doc["cells"]:
+        checks = cell["checks"]
+        suite = ET.SubElement(suites, "testsuite", name=cell["id"], tests=str(len(checks)),
+                              failures=str(sum(c["outcome"] == "fail" for c in checks)),
+                              errors=str(sum(c["outcome"] == "error" for c in checks)),
+                              skipped=str(sum(c["outcome"] in ("skip", "xfail") for c in checks)),
+                              time=_seconds(sum(_guest_seconds(c) for c in checks)))
+        for c in checks:
+            case = ET.SubElement(suite, "testcase", classname=junit_class(cell["id"]), name=c["name"],
+                                 time=_seconds(_guest_seconds(c)))
+            msg = c.get("reason") or c["outcome"]
+            if c["outcome"] == "fail":
+                ET.SubElement(case, "failure", message=msg).text = msg
+            elif c["outcome"] == "error":
+                ET.SubElement(case, "error", message=msg).text = c.get("excerpt", msg)
+            elif c["outcome"] in ("skip", "xfail"):
+                ET.SubElement(case, "skipped", message=f"{c['outcome']}: {msg}")
+            out = ET.SubElement(case, "system-out")
+            out.text = " ".join(f"{k}={v}" for k, v in c["metrics"].items()
+                                if not isinstance(v, dict))
+    verdicts = doc.get("verdicts") or []
+    if verdicts:
+        sides = doc.get("sides") or {}
+        name = f"verdicts {sides.get('base', {}).get('kernel')} -> {sides.get('series', {}).get('kernel')}"
+        suite = ET.SubElement(suites, "testsuite", name=name, tests=str(len(verdicts)),
+                              failures=str(sum(r["verdict"] in VERDICT_FAILURE for r in verdicts)),
+                              errors=str(sum(r["verdict"] in VERDICT_ERROR for r in verdicts)),
+                              skipped=str(sum(r["verdict"] in VERDICT_SKIPPED for r in verdicts)))
+        for r in verdicts:
+            case = ET.SubElement(suite, "testcase", classname=junit_class(f"verdicts.{r['page_size']}-{r['fs']}"),
+                                 name=r["check"])
+            figs = r.get("changed") or [f for f in r.get("figures") or [] if f.get("base") != f.get("series")]
+            moved = "; ".join(f"{f['metric']} {f['base']} -> {f['series']}" for f in figs[:8])
+            msg = f"{r['verdict']}: base {r['base']}, series {r['series']}" + (f"; {moved}" if moved else "")
+            if r["verdict"] in VERDICT_FAILURE:
+                ET.SubElement(case, "failure", message=msg).text = r.get("series_reason") or msg
+            elif r["verdict"] in VERDICT_ERROR:
+                ET.SubElement(case, "error", message=msg).text = msg
+            elif r["verdict"] in VERDICT_SKIPPED:
+                ET.SubElement(case, "skipped", message=msg)
+            else:
+                ET.SubElement(case, "system-out").text = msg
+    ET.indent(suites)
+    return ET.tostring(suites, encoding="unicode", xml_declaration=True) + "\n"
+
+
+def _guest_seconds(c: dict[str, Any]) -> float:
+    v = (c.get("metrics") or {}).get("guest_seconds")
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else 0.0
+
+
+def _seconds(x: float) -> str:
+    return f"{x:.3f}"
