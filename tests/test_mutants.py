@@ -7,9 +7,12 @@ base's time for the check plus a minute."""
 
 import json
 import tomllib
+from pathlib import Path
 
 import pytest
 
+from foliofarm.results.read import read
+from foliofarm.results.schema import Verdict
 from foliofarm.selfcheck import mutants
 
 pytestmark = pytest.mark.integration
@@ -25,19 +28,33 @@ def test_mutant_rows_are_patches_kept_beside_them():
 
 
 def test_judging_a_mutant_run():
-    doc = {"verdicts": [
-        {"page_size": "64k", "fs": "ext4", "check": "exec-text", "verdict": "regression"},
-        {"page_size": "64k", "fs": "ext4", "check": "console", "verdict": "regression"},
-        {"page_size": "64k", "fs": "xfs", "check": "exec-text", "verdict": "pass"},
-        {"page_size": "4k", "fs": "xfs", "check": "ra-window", "verdict": "changed"}],
-        "cells": []}
+    """On a real series run's document, its verdicts set by hand."""
+    real = read(Path(__file__).parent / "data" / "results" / "benign-4k.json")
+    rows = [("64k", "ext4", "exec-text", "regression"), ("64k", "ext4", "console", "regression"),
+            ("64k", "xfs", "exec-text", "pass"), ("4k", "xfs", "ra-window", "changed")]
+    doc = real.model_copy(update={"verdicts": [Verdict(page_size=p, fs=f, check=c, verdict=v)
+                                               for p, f, c, v in rows]})
     m = mutants.Mutant("warn", mutants.MUTANTS / "x.patch", ["64k-ext4"], "")
-    o = mutants.judge(doc, m, ["4k-xfs", "64k-ext4", "64k-xfs"])
-    assert o.caught == {"64k-ext4": ["exec-text", "console"]}
+    o = mutants.judge(doc, 1, m, ["4k-xfs", "64k-ext4", "64k-xfs"])
+    assert o.caught == {"64k-ext4": ["exec-text", "console"]} and o.exit_code == 1
     assert o.elsewhere == {"4k-xfs": ["ra-window: changed"]} and not o.ok
     m.cells = ["64k-*"]
-    o = mutants.judge(doc, m, ["4k-xfs", "64k-ext4", "64k-xfs"])
+    o = mutants.judge(doc, 1, m, ["4k-xfs", "64k-ext4", "64k-xfs"])
     assert o.missed == ["64k-xfs"]
+
+
+def test_a_hang_is_reported_with_the_base_time():
+    """hang_reports on a real series run's document: the series' check that
+    hung, with its time against the base's."""
+    doc = read(Path(__file__).parent / "data" / "results" / "benign-4k.json")
+    series_kernel = doc.sides.series.kernel
+    cell = next(c for c in doc.cells if c.kernel == series_kernel)
+    chk = cell.checks[0]
+    chk.reason = "kernel hung or crashed: boot failed"
+    chk.metrics["guest_seconds"] = 99.0
+    (report,) = mutants.hang_reports(doc)
+    assert report["cell"] == f"{cell.page_size}-{cell.fs}" and report["check"] == chk.name
+    assert report["reported_after_s"] == 99.0 and report["base_s"] is not None
 
 
 @pytest.mark.budget

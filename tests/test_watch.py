@@ -226,12 +226,12 @@ def test_one_pass_records_every_series_with_its_state_and_reason(tmp_path):
 # -- the reply and the status page
 
 
-def outcome_of(tmp_path: Path, doc: str) -> tester.Outcome:
+def outcome_of(tmp_path: Path, doc: str) -> tester.Tested:
     run = tmp_path / "results" / "20261126-000000-1"
     run.mkdir(parents=True)
     shutil.copy(DATA / "results" / doc, run / "results.json")
     (tmp_path / "results" / "latest").symlink_to(run.name)
-    return tester.outcome(0, tmp_path / "results", tmp_path / "none.log")
+    return tester.tested(0, tmp_path / "results", tmp_path / "none.log")
 
 
 def test_a_recorded_run_gives_its_verdict_per_page_size(tmp_path):
@@ -245,11 +245,11 @@ def test_the_farm_refusing_a_series_is_told_by_its_own_words(tmp_path):
     log = tmp_path / "run.log"
     log.write_text("[03:00:00] results in x\nfoliofarm: patch 1/1 'mm: x' (0001.eml) does not apply to "
                    "linux-source-7.3:\n  error: mm/filemap.c: patch does not apply\n")
-    out = tester.outcome(2, tmp_path, log)
+    out = tester.tested(2, tmp_path, log)
     assert out.kind == tester.NOT_APPLIED and out.said.startswith("patch 1/1 'mm: x'")
-    assert tester.outcome(3, tmp_path, log).kind == tester.INFRA
+    assert tester.tested(3, tmp_path, log).kind == tester.INFRA
     log.write_text("foliofarm: /cache/src/linux is still on foliofarm-work from an interrupted run\n")
-    assert tester.outcome(2, tmp_path, log).kind == tester.INFRA       # not the author's fault
+    assert tester.tested(2, tmp_path, log).kind == tester.INFRA       # not the author's fault
 
 
 def test_the_reply_threads_under_the_cover_and_goes_to_the_author_and_the_list(tmp_path):

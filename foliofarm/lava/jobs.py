@@ -31,6 +31,8 @@ from foliofarm.boot.banner import READY
 from foliofarm.judge import catalogue
 from foliofarm.judge.catalogue import Check
 from foliofarm.matrix import Cell
+from foliofarm.results.read import read
+from foliofarm.results.schema import BootEntry, CellResult, Results, ResultsError
 
 PROMPT = "FOLIOFARM-LAVA-PROMPT"
 # printed by the guest after each step: built from two words, so the command
@@ -203,18 +205,18 @@ def board_job(cell_id: str, b: Booted, checks: list[Check], job_disk: Path, run_
     }
 
 
-def select(doc: dict[str, Any], patterns: list[str] | None) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+def select(doc: Results, patterns: list[str] | None) -> list[tuple[CellResult, BootEntry]]:
     """(cell, its own checks' first boot) for the cells of ``doc`` matching
     ``patterns`` (page-fs globs); a cell whose measurements were reused has no
     boot of its own in the run and is named in the error."""
     out, missing = [], []
-    for cell in doc["cells"]:
-        name = f"{cell['page_size']}-{cell['fs']}"
-        if patterns and not any(fnmatch.fnmatch(name, p) or fnmatch.fnmatch(cell["id"], p) for p in patterns):
+    for cell in doc.cells:
+        name = f"{cell.page_size}-{cell.fs}"
+        if patterns and not any(fnmatch.fnmatch(name, p) or fnmatch.fnmatch(cell.id, p) for p in patterns):
             continue
         boot = own_boot(doc, cell) or earlier_boot(doc, cell)
         if boot is None:
-            missing.append(cell["id"])
+            missing.append(cell.id)
         else:
             out.append((cell, boot))
     if missing:
@@ -226,24 +228,22 @@ def select(doc: dict[str, Any], patterns: list[str] | None) -> list[tuple[dict[s
     return out
 
 
-def own_boot(doc: dict[str, Any], cell: dict[str, Any]) -> dict[str, Any] | None:
+def own_boot(doc: Results, cell: CellResult) -> BootEntry | None:
     """The first boot that ran the cell's farm checks in the run of ``doc``."""
-    return next((b for b in doc.get("boots", []) if b.get("kernel") == cell["kernel"]
-                 and b.get("page_size") == cell["page_size"] and b.get("fs") == cell["fs"]
-                 and b.get("attempt", 1) == 1 and b.get("qemu")
-                 and not str(b.get("console_log", "")).endswith("-tree.console.log")), None)
+    return next((b for b in doc.boots if b.kernel == cell.kernel
+                 and b.page_size == cell.page_size and b.fs == cell.fs
+                 and (b.attempt or 1) == 1 and b.qemu
+                 and not (b.console_log or "").endswith("-tree.console.log")), None)
 
 
-def earlier_boot(doc: dict[str, Any], cell: dict[str, Any]) -> dict[str, Any] | None:
+def earlier_boot(doc: Results, cell: CellResult) -> BootEntry | None:
     """Where the run reused saved measurements (a series run's base), the boot
     of the run that made them, from that run's results.json beside its boots."""
-    for b in doc.get("boots", []):
-        if b.get("reused") and b.get("kernel") == cell["kernel"] and b.get("page_size") == cell["page_size"] \
-                and b.get("console_log"):
-            there = Path(b["console_log"]).parent / "results.json"
+    for b in doc.boots:
+        if b.reused and b.kernel == cell.kernel and b.page_size == cell.page_size and b.console_log:
             try:
-                earlier = json.loads(there.read_text())
-            except (OSError, ValueError):
+                earlier = read(Path(b.console_log).parent)
+            except ResultsError:
                 continue
             found = own_boot(earlier, cell)
             if found is not None:
@@ -251,22 +251,22 @@ def earlier_boot(doc: dict[str, Any], cell: dict[str, Any]) -> dict[str, Any] | 
     return None
 
 
-def cell_checks(cell: dict[str, Any]) -> list[Check]:
+def cell_checks(cell: CellResult) -> list[Check]:
     """The catalogue's checks the cell ran (the console check is the log's)."""
     known = catalogue.by_name()
-    names = [c["name"] for c in cell["checks"] if c["name"] in known]
-    return [known[n] for n in names]
+    return [known[c.name] for c in cell.checks if c.name in known]
 
 
-def cell_meta(doc: dict[str, Any], cell: dict[str, Any]) -> dict[str, str]:
+def cell_meta(doc: Results, cell: CellResult) -> dict[str, str]:
     """What reading the job's log back needs: the cell, its kernel (and its
     version, for the expectations) and its side of a base/series run."""
-    m = re.match(r"\d+\.\d+", cell["kernel"])
-    meta = {"foliofarm.page_size": cell["page_size"], "foliofarm.fs": cell["fs"],
-            "foliofarm.kernel": cell["kernel"], "foliofarm.kernel_xy": m.group(0) if m else cell["kernel"]}
-    for role, side in (doc.get("sides") or {}).items():
-        if side.get("kernel") == cell["kernel"]:
-            meta.update({"foliofarm.side": role, "foliofarm.origin": str(side.get("origin", ""))})
+    m = re.match(r"\d+\.\d+", cell.kernel)
+    meta = {"foliofarm.page_size": cell.page_size, "foliofarm.fs": cell.fs,
+            "foliofarm.kernel": cell.kernel, "foliofarm.kernel_xy": m.group(0) if m else cell.kernel}
+    if doc.sides is not None:
+        for role, side in (("base", doc.sides.base), ("series", doc.sides.series)):
+            if side.kernel == cell.kernel:
+                meta.update({"foliofarm.side": role, "foliofarm.origin": side.origin})
     return meta
 
 
@@ -286,21 +286,21 @@ def write_jobs(run_dir: Path, out: Path, patterns: list[str] | None, board: str 
     """One folder per cell under ``out``: job.yaml (qemu device type), its job
     disk, board.yaml with ``board`` (a U-Boot device type) and device.yaml (a
     device dictionary for lava-run here). Every job is validated first."""
-    doc = json.loads((run_dir / "results.json").read_text())
+    doc = read(run_dir)
     written = []
     for cell, boot in select(doc, patterns):
-        b = parse_qemu(boot["qemu"])
+        b = parse_qemu(boot.qemu or "")
         chosen = cell_checks(cell)
-        c = Cell(matrix.page_sizes()[cell["page_size"]], matrix.filesystems()[cell["fs"]], cell["kernel"])
-        where = out / cell["id"]
+        c = Cell(matrix.page_sizes()[cell.page_size], matrix.filesystems()[cell.fs], cell.kernel)
+        where = out / cell.id
         disk = framed.job_disk(where / "job-disk.erofs", c, chosen, [d.serial for d in b.drives])
         minutes = max(10, int(sum(ch.timeout for ch in chosen) // 60) + 5)
         meta = cell_meta(doc, cell)
-        jd = job(cell["id"], b, chosen, disk, doc["run_id"], minutes, meta)
+        jd = job(cell.id, b, chosen, disk, doc.run_id, minutes, meta)
         validate(jd)
         (where / "job.yaml").write_text(yaml.safe_dump(jd, sort_keys=False, width=1000))
         if board:
-            bd = board_job(cell["id"], b, chosen, disk, doc["run_id"], minutes, board, meta)
+            bd = board_job(cell.id, b, chosen, disk, doc.run_id, minutes, board, meta)
             validate(bd)
             (where / "board.yaml").write_text(yaml.safe_dump(bd, sort_keys=False, width=1000))
         (where / "device.yaml").write_text(yaml.safe_dump(device_dict(b), sort_keys=False, width=1000))

@@ -100,6 +100,7 @@ class BootEntry(_Part):
     page_size: str
     kernel: str
     console_log: Optional[str] = None
+    qemu: Optional[str] = None          # the guest's command line (a LAVA job's name, a vng command)
     reused: Optional[str] = None
     measured_by: Optional[str] = None
     boot_seconds: Optional[Number] = None

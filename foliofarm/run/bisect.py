@@ -32,6 +32,7 @@ from foliofarm.intake import apply, git, series, source
 from foliofarm.errors import FarmError, InfraError, UsageError
 from foliofarm.judge import catalogue, figures
 from foliofarm.paths import ROOT, cache_dir
+from foliofarm.run import child
 from foliofarm.run.shell import parse_cell
 from foliofarm.util import write_atomic, write_json
 
@@ -46,31 +47,29 @@ def measure(state: dict[str, Any], commit: str, label: str,
     run` inherits them)."""
     tree = Path(state["tree"])
     out = Path(state["results"]) / "steps" / f"{label}-{commit[:12]}"
-    argv = [sys.executable, "-m", "foliofarm", "run", "--kernel", str(tree), "--cells", state["cell"],
-            "--checks", state["check"], "--variant", state["variant"], "--results", str(out)]
+    args = ["--kernel", str(tree), "--cells", state["cell"], "--checks", state["check"],
+            "--variant", state["variant"]]
     t0 = time.monotonic()
-    p = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, check=False, env=env)
-    (out.parent).mkdir(parents=True, exist_ok=True)
-    write_atomic(out.with_suffix(".log"), p.stdout + p.stderr)
+    log = out.with_suffix(".log")
+    log.unlink(missing_ok=True)
+    rc, doc = child.run(args, out, log=log, env=env)
     subject = git.git(tree, "log", "-1", "--format=%s", commit, environment="user").stdout.strip()
     rec: dict[str, Any] = {"commit": commit, "subject": subject,
                            "seconds": round(time.monotonic() - t0, 1), "results": str(out / "latest"),
-                           "log": str(out.with_suffix(".log"))}
-    try:
-        doc = json.loads((out / "latest" / "results.json").read_text())
-    except (OSError, ValueError):
-        return {**rec, "verdict": "error", "reason": f"the farm run left no results (exit {p.returncode})"}
-    if any(k.get("build_failed") for k in doc.get("kernels", [])):
+                           "log": str(log)}
+    if doc is None:
+        return {**rec, "verdict": "error", "reason": f"the farm run left no results (exit {rc})"}
+    if any(k.build_failed for k in doc.kernels):
         return {**rec, "verdict": "skip", "reason": "does not build"}
-    cell = next((c for c in doc["cells"]), None)
-    by = {c["name"]: c for c in (cell or {}).get("checks", [])}
-    chk = by.get(state["check"])
-    if chk is None or chk["outcome"] == "error":
-        return {**rec, "verdict": "error", "reason": (chk or {}).get("reason", "not measured")}
+    by = {c.name: c for c in (doc.cells[0].checks if doc.cells else [])}
+    found = by.get(state["check"])
+    if found is None or found.outcome == "error":
+        return {**rec, "verdict": "error", "reason": found.reason if found else "not measured"}
+    chk = found.model_dump()
     rec.update(outcome=chk["outcome"], reason=chk["reason"], metrics=chk["metrics"])
-    console = by.get("console", {})
-    if chk["outcome"] in ("fail", "xfail") or console.get("outcome") == "fail":
-        return {**rec, "verdict": "bad", "why": chk["reason"] or console.get("reason", "")}
+    console = by.get("console")
+    if chk["outcome"] in ("fail", "xfail") or (console is not None and console.outcome == "fail"):
+        return {**rec, "verdict": "bad", "why": chk["reason"] or (console.reason if console else "")}
     if state.get("good_metrics") is not None:
         moved = figures.compare(state["check"], state["good_metrics"], chk["metrics"], None)
         wrong = [m for m in moved if m.get("regression")]

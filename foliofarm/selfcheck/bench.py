@@ -33,7 +33,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -46,6 +45,9 @@ from foliofarm.intake import source
 from foliofarm.kernel.build import Builder
 from foliofarm.judge import catalogue
 from foliofarm.paths import ROOT, cache_dir
+from foliofarm.errors import InfraError
+from foliofarm.results.schema import Results
+from foliofarm.run import child
 from foliofarm.util import write_json
 
 WARM_TARGET_S = 30.0
@@ -76,22 +78,21 @@ def unique_mm_patch(out: Path) -> Path:
 
 
 def timed_run(args: list[str], env: dict[str, str] | None = None,
-              check_names: str | None = None) -> tuple[float, int, dict]:
+              check_names: str | None = None) -> tuple[float, int, Results]:
     """One `foliofarm run` (the farm's own checks unless ``check_names``;
     "" for the default, every check) timed from start to exit."""
     results = Path(tempfile.mkdtemp(prefix="ffbench-"))
     chosen = catalogue.own() if check_names is None else check_names
     t0 = time.monotonic()
-    proc = subprocess.run([sys.executable, "-m", "foliofarm", "run", "--results", str(results),
-                           *(["--checks", chosen] if chosen else []), *args],
-                          env=dict(os.environ, **(env or {})), stdout=subprocess.DEVNULL,
-                          stderr=subprocess.DEVNULL, check=False)
+    rc, doc = child.run([*(["--checks", chosen] if chosen else []), *args], results,
+                        env=dict(os.environ, **(env or {})))
     seconds = time.monotonic() - t0
-    doc = json.loads((results / "latest" / "results.json").read_text())
-    return seconds, proc.returncode, doc
+    if doc is None or rc is None:
+        raise InfraError(f"`foliofarm run {' '.join(args)}` left no results (exit {rc}) in {results}")
+    return seconds, rc, doc
 
 
-def breakdown(doc: dict, wall_s: float) -> dict[str, float]:
+def breakdown(doc: Results, wall_s: float) -> dict[str, float]:
     """Seconds per stage of the work one run did, from its results.json: disk
     images, kernel builds, boots to the shell, the guest programs, moving dumps
     to the host, judging, the report (cells whose saved measurements were reused
@@ -99,14 +100,14 @@ def breakdown(doc: dict, wall_s: float) -> dict[str, float]:
     so the stages add up to more than the wall time: "overlap" is their sum
     over the wall time; "unaccounted" the wall time no stage covers at all
     when the stages are laid end to end (0 when they overlap)."""
-    stages = doc.get("stages") or {}
-    reused = {(b.get("kernel"), b.get("page_size")) for b in doc.get("boots", []) if b.get("reused")}
-    checks = [c["metrics"] for cell in doc.get("cells", [])
-              if (cell["kernel"], cell["page_size"]) not in reused for c in cell["checks"]]
+    stages = doc.stages
+    reused = {(b.kernel, b.page_size) for b in doc.boots if b.reused}
+    checks = [c.metrics for cell in doc.cells
+              if (cell.kernel, cell.page_size) not in reused for c in cell.checks]
     out = {
         "images": stages.get("images_s", 0.0),
-        "builds": sum(k.get("build_seconds") or 0 for k in doc.get("kernels", []) if k.get("built_now")),
-        "boots": sum(b.get("boot_seconds") or 0 for b in doc.get("boots", []) if not b.get("reused")),
+        "builds": sum(k.build_seconds or 0 for k in doc.kernels if k.built_now),
+        "boots": sum(b.boot_seconds or 0 for b in doc.boots if not b.reused),
         "checks": sum(m.get("guest_seconds") or 0 for m in checks),
         "dump transfer": sum(m.get("transfer_seconds") or 0 for m in checks),
         "judging": stages.get("judge_s", 0.0),
@@ -198,10 +199,10 @@ def warm_runs(ui: Console, kernel: str, report: dict) -> dict:
     ui.log("priming: one full run so that everything is cached")
     prime_s, prime_rc, prime = timed_run(["--kernel", kernel])
     report["prime_run"] = {"seconds": round(prime_s, 1), "exit": prime_rc,
-                           "built": [k["page_size"] for k in prime["kernels"] if k["built_now"]]}
+                           "built": [k.page_size for k in prime.kernels if k.built_now]}
     ui.log("warm re-run of the full matrix")
     warm_s, warm_rc, warm = timed_run(["--kernel", kernel])
-    rebuilt = [k["page_size"] for k in warm["kernels"] if k["built_now"]]
+    rebuilt = [k.page_size for k in warm.kernels if k.built_now]
     report["warm_run"] = {"seconds": round(warm_s, 1), "exit": warm_rc, "rebuilt": rebuilt,
                           "target_seconds": WARM_TARGET_S,
                           "ratio_to_target": round(warm_s / WARM_TARGET_S, 2)}
@@ -210,43 +211,43 @@ def warm_runs(ui: Console, kernel: str, report: dict) -> dict:
     report["warm_fresh_run"] = {"seconds": round(fresh_s, 1), "exit": fresh_rc,
                                 "ratio_to_reused": round(fresh_s / warm_s, 2)}
     boots: dict[str, list[float]] = {}
-    for b in fresh["boots"]:
-        if b.get("boot_seconds"):
-            boots.setdefault(b["page_size"], []).append(b["boot_seconds"])
+    for b in fresh.boots:
+        if b.boot_seconds:
+            boots.setdefault(b.page_size, []).append(b.boot_seconds)
     report["boot_to_ready"] = {p: round(sum(v) / len(v), 2) for p, v in boots.items()}
     report["fresh_breakdown"] = breakdown(fresh, fresh_s)
     # guest time of each check per page size (mean over the filesystems)
     per_check: dict[str, dict[str, list[float]]] = {}
-    for cell in fresh["cells"]:
-        for c in cell["checks"]:
-            if "guest_seconds" in c["metrics"]:
-                per_check.setdefault(c["name"], {}).setdefault(cell["page_size"], []).append(
-                    c["metrics"]["guest_seconds"])
+    for cell in fresh.cells:
+        for c in cell.checks:
+            if "guest_seconds" in c.metrics:
+                per_check.setdefault(c.name, {}).setdefault(cell.page_size, []).append(
+                    c.metrics["guest_seconds"])
     report["check_seconds"] = {name: {p: round(sum(v) / len(v), 2) for p, v in pages.items()}
                                for name, pages in per_check.items()}
     return warm
 
 
-def kernel_builds(ui: Console, kernel: str, cache: Path, warm: dict, cold: bool) -> list[dict]:
+def kernel_builds(ui: Console, kernel: str, cache: Path, warm: Results, cold: bool) -> list[dict]:
     """Per kernel: farm vs raw make. A first make brings the build directory
     to the tree as it is now (a series applied and reverted since rewrote the
     files it touched), the second is the no-op that is timed."""
     src = source.resolve(kernel, cache)
     builder = Builder(cache)
     kernels = []
-    for k in warm["kernels"]:
-        meta = json.loads((Path(k["artifacts"]) / "build.json").read_text())
+    for k in warm.kernels:
+        meta = json.loads((Path(k.artifacts or "") / "build.json").read_text())
         bdir = Path(meta["build_dir"])
         t0 = time.monotonic()
-        builder.build(src, matrix.page_sizes()[k["page_size"]], meta["variant"])
+        builder.build(src, matrix.page_sizes()[k.page_size], meta["variant"])
         farm_warm = time.monotonic() - t0
         raw_make(builder, src, bdir, use_ccache=True)
         raw_noop = raw_make(builder, src, bdir, use_ccache=True)
-        entry = {"page_size": k["page_size"], "farm_cold_build_s": meta.get("seconds"),
+        entry = {"page_size": k.page_size, "farm_cold_build_s": meta.get("seconds"),
                  "farm_warm_s": round(farm_warm, 2), "raw_noop_make_s": round(raw_noop, 1),
                  "warm_ratio": round(farm_warm / raw_noop, 3)}
         if cold:
-            ui.log(f"raw cold `make -j{os.cpu_count()} Image` of the {k['page_size']} config, no ccache")
+            ui.log(f"raw cold `make -j{os.cpu_count()} Image` of the {k.page_size} config, no ccache")
             with tempfile.TemporaryDirectory(prefix="ffraw-") as tmp:
                 shutil.copy2(bdir / ".config", Path(tmp) / ".config")
                 raw = raw_make(builder, src, Path(tmp), use_ccache=False, targets=("Image",))
@@ -277,9 +278,9 @@ def series_to_verdict(ui: Console, kernel: str) -> dict:
     owns = sorted(own_final(doc) or float("inf") for _, _, doc in rest)
     own_s = owns[len(owns) // 2]
     verdicts: dict[str, int] = {}
-    for r in ser.get("verdicts", []):
-        if not r.get("subtest_of"):
-            verdicts[r["verdict"]] = verdicts.get(r["verdict"], 0) + 1
+    for r in ser.verdicts:
+        if not r.subtest_of:
+            verdicts[r.verdict] = verdicts.get(r.verdict, 0) + 1
     return {"make_run_seconds": round(base_s, 1), "make_run_exit": base_rc,
             "seconds": round(ser_s, 1), "exit": max(rc for _, rc, _ in runs),
             "runs_seconds": [round(s, 1) for s, _, _ in rest], "target_seconds": SERIES_TARGET_S,
@@ -288,18 +289,18 @@ def series_to_verdict(ui: Console, kernel: str) -> dict:
             "own_ratio_to_target": round(own_s / OWN_TARGET_S, 2),
             "first_after_make_run_seconds": round(first[0], 1),
             "first_ratio_to_median": round(first[0] / ser_s, 2),
-            "first_base_booted": sum(1 for b in first[2].get("boots", [])
-                                     if not b.get("reused") and "+series" not in b.get("kernel", "")),
-            "incremental_build_seconds": {k["page_size"]: k.get("build_seconds") for k in ser["kernels"]
-                                          if k.get("side") == "series" and k.get("built_now")},
-            "base_reused": sum(1 for b in ser.get("boots", []) if b.get("reused")),
+            "first_base_booted": sum(1 for b in first[2].boots
+                                     if not b.reused and "+series" not in b.kernel),
+            "incremental_build_seconds": {k.page_size: k.build_seconds for k in ser.kernels
+                                          if k.side == "series" and k.built_now},
+            "base_reused": sum(1 for b in ser.boots if b.reused),
             "breakdown": breakdown(ser, ser_s),
             "verdicts": verdicts}
 
 
-def own_final(doc: dict) -> float | None:
+def own_final(doc: Results) -> float | None:
     """When the run's own checks' verdict was final (its milestone), in seconds."""
-    return next((m["seconds"] for m in doc.get("milestones", []) if m.get("checks")), None)
+    return next((m.seconds for m in doc.milestones if m.checks), None)
 
 
 def table(report: dict) -> Table:

@@ -19,7 +19,6 @@ tried / survived, and writes RESULTS/faults.json.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
 import signal
@@ -30,9 +29,11 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Callable
 
 from foliofarm.paths import ROOT, cache_dir
+from foliofarm.results.schema import Results
+from foliofarm.run import child
 from foliofarm.util import write_json
 
 SCOPE = ["--kernel", "debian:7.3", "--page-sizes", "4k", "--fs", "xfs", "--checks", "exec-text,mmap-miss"]
@@ -57,11 +58,9 @@ class Proc:
     out: str
     results: Path
 
-    def doc(self) -> dict[str, Any] | None:
-        try:
-            return json.loads((self.results / "latest" / "results.json").read_text())
-        except (OSError, ValueError):
-            return None
+    def doc(self) -> Results | None:
+        """What the run recorded, read back (child.py); None if nothing."""
+        return child.read_back(self.results / "latest")
 
 
 def farm(args: list[str], results: Path, env: dict[str, str] | None = None,
@@ -69,11 +68,8 @@ def farm(args: list[str], results: Path, env: dict[str, str] | None = None,
     """Run foliofarm; with ``kill_when(output so far, seconds, its pid)``, SIGKILL
     it (and its process group) the first time that says so."""
     results.mkdir(parents=True, exist_ok=True)
-    proc = subprocess.Popen([sys.executable, "-m", "foliofarm", "run", *args, "--results", str(results)],
-                            cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT), COLUMNS="200",
-                                               **(env or {})),
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            start_new_session=True)
+    proc = child.start(args, results, env=dict(os.environ, PYTHONPATH=str(ROOT), COLUMNS="200", **(env or {})),
+                       output=subprocess.PIPE, text=True).proc
     out: list[str] = []
     t0 = time.monotonic()
     killed = threading.Event()
@@ -113,9 +109,9 @@ def no_traceback(a: Attempt, p: Proc) -> bool:
 def recovers(a: Attempt, work: Path, args: list[str] | None = None) -> bool:
     """The next run, with nothing cleaned up by hand: exit 0, every verdict pass."""
     p = farm(args or SCOPE, work / "again")
-    doc = p.doc() or {}
-    outcomes = [c["outcome"] for cell in doc.get("cells", []) for c in cell["checks"]]
-    verdicts = [r["verdict"] for r in doc.get("verdicts", [])]
+    doc = p.doc()
+    outcomes = [c.outcome for cell in doc.cells for c in cell.checks] if doc else []
+    verdicts = [r.verdict for r in doc.verdicts] if doc else []
     ok = p.code == 0 and outcomes and all(o == "pass" for o in outcomes) \
         and all(v == "pass" for v in verdicts)
     return a.note(bool(ok), f"next run exit {p.code}, outcomes {sorted(set(outcomes))}"
@@ -131,8 +127,8 @@ def kept_results(a: Attempt, p: Proc) -> bool:
         return a.note(not (p.results / "latest").exists(), "no results written yet, none half-written")
     rendered = subprocess.run([sys.executable, "-m", "foliofarm.report", str(p.results / "latest")],
                               capture_output=True, text=True)
-    return a.note(doc.get("complete") is False and rendered.returncode == 0,
-                  f"killed run's results.json incomplete, {len(doc.get('cells', []))} cells kept, "
+    return a.note(doc.complete is False and rendered.returncode == 0,
+                  f"killed run's results.json incomplete, {len(doc.cells)} cells kept, "
                   f"`foliofarm report` exit {rendered.returncode} {rendered.stderr.strip()[-200:]}")
 
 
@@ -214,9 +210,9 @@ def qemu_killed(a: Attempt, work: Path) -> None:
         done.append(True)
         return False        # the farm itself runs on
     p = farm(SCOPE + ["--fresh"], work / "run", kill_when=kill_qemu)
-    doc = p.doc() or {}
-    reasons = [c["reason"] for cell in doc.get("cells", []) for c in cell["checks"]]
-    outcomes = [c["outcome"] for cell in doc.get("cells", []) for c in cell["checks"]]
+    doc = p.doc()
+    reasons = [c.reason for cell in doc.cells for c in cell.checks] if doc else []
+    outcomes = [c.outcome for cell in doc.cells for c in cell.checks] if doc else []
     ok = a.note(p.code == 3, f"exit {p.code} (3: could not finish)")
     ok &= a.note("fail" not in outcomes, f"no verdict on the kernel from it: {sorted(set(outcomes))}")
     ok &= a.note(any("killed by signal 9" in r for r in reasons), "says QEMU was killed")
@@ -233,8 +229,8 @@ def damaged(what: str, damage: Callable[[], Path | None], expect: str,
             return
         a.notes.append(f"damaged {path}")
         p = farm(args or SCOPE, work / "run")
-        doc = p.doc() or {}
-        outcomes = [c["outcome"] for cell in doc.get("cells", []) for c in cell["checks"]]
+        doc = p.doc()
+        outcomes = [c.outcome for cell in doc.cells for c in cell.checks] if doc else []
         ok = a.note(p.code == 0 and outcomes and all(o == "pass" for o in outcomes),
                     f"run over it: exit {p.code}, outcomes {sorted(set(outcomes))}")
         ok &= a.note(said(p.out, expect), f"said: {expect}")

@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import argparse
 import fnmatch
-import json
-import subprocess
 import sys
 import time
 import tomllib
@@ -29,6 +27,8 @@ from rich.table import Table
 
 from foliofarm.judge import catalogue
 from foliofarm.paths import ROOT
+from foliofarm.results.schema import CheckResult, Results, Verdict
+from foliofarm.run import child
 from foliofarm.util import write_json
 
 MUTANTS = ROOT / "tests" / "mutants"
@@ -84,66 +84,62 @@ def load() -> list[Mutant]:
             for r in rows]
 
 
-def judge(doc: dict[str, Any], mutant: Mutant | None, all_cells: list[str]) -> Result:
+def judge(doc: Results, exit_status: int, mutant: Mutant | None, all_cells: list[str]) -> Result:
     """Compare a series run's verdicts with what the mutant names (None: a
     benign series, which names nothing)."""
     name = mutant.name if mutant else "benign"
-    out = Result(name, mutant.cells if mutant else [], doc.get("exit_code", -1), 0.0)
-    by_cell: dict[str, list[dict[str, Any]]] = {}
-    for r in doc.get("verdicts", []):
-        by_cell.setdefault(f"{r['page_size']}-{r['fs']}", []).append(r)
+    out = Result(name, mutant.cells if mutant else [], exit_status, 0.0)
+    by_cell: dict[str, list[Verdict]] = {}
+    for r in doc.verdicts:
+        by_cell.setdefault(r.cell, []).append(r)
     for cell in all_cells:
         rows = by_cell.get(cell, [])
-        hits = [r["check"] for r in rows if r["verdict"] in CAUGHT]
+        hits = [r.check for r in rows if r.verdict in CAUGHT]
         if mutant and mutant.names(cell):
             if hits:
                 out.caught[cell] = hits
             else:
                 out.missed.append(cell)
         else:
-            noise = [f"{r['check']}: {r['verdict']}" for r in rows if r["verdict"] in REPORTED]
+            noise = [f"{r.check}: {r.verdict}" for r in rows if r.verdict in REPORTED]
             if noise:
                 out.elsewhere[cell] = noise
     out.hang_report = hang_reports(doc)
     return out
 
 
-def hang_reports(doc: dict[str, Any]) -> list[dict[str, Any]]:
+def hang_reports(doc: Results) -> list[dict[str, Any]]:
     """For each check that hung or crashed the series kernel: how long it took
     to be reported, against the base's time for the same cell and check."""
-    sides = doc.get("sides") or {}
-    if not sides:
+    if doc.sides is None:
         return []
-    times: dict[tuple[str, str, str, str], Any] = {}
-    for cell in doc["cells"]:
-        for c in cell["checks"]:
-            times[(cell["kernel"], cell["page_size"], cell["fs"], c["name"])] = c
+    times: dict[tuple[str, str, str, str], CheckResult] = {}
+    for cell in doc.cells:
+        for c in cell.checks:
+            times[(cell.kernel, cell.page_size, cell.fs, c.name)] = c
     out = []
     for (kernel, page, fs, name), c in times.items():
-        if kernel != sides["series"]["kernel"] or "hung or crashed" not in c.get("reason", ""):
+        if kernel != doc.sides.series.kernel or "hung or crashed" not in c.reason:
             continue
-        base = times.get((sides["base"]["kernel"], page, fs, name), {})
+        base = times.get((doc.sides.base.kernel, page, fs, name))
         out.append({"cell": f"{page}-{fs}", "check": name,
-                    "reported_after_s": c["metrics"].get("guest_seconds"),
-                    "base_s": (base.get("metrics") or {}).get("guest_seconds"),
-                    "reason": c["reason"][:200]})
+                    "reported_after_s": c.metrics.get("guest_seconds"),
+                    "base_s": base.metrics.get("guest_seconds") if base else None,
+                    "reason": c.reason[:200]})
     return out
 
 
-def run_series(series: Path, results: Path, args: list[str]) -> tuple[dict[str, Any], float, str]:
-    results.mkdir(parents=True, exist_ok=True)
+def run_series(series: Path, results: Path, args: list[str]) -> tuple[Results | None, int, float, str]:
+    """One series' run: what it recorded, its exit status, how long it took,
+    and what went wrong where it left no results."""
     t0 = time.monotonic()
-    with open(results / "foliofarm.log", "w") as log:
-        proc = subprocess.run([sys.executable, "-m", "foliofarm", "run", "--series", str(series),
-                               "--results", str(results), *args],
-                              stdout=log, stderr=subprocess.STDOUT, check=False)
+    log = results / "foliofarm.log"
+    log.unlink(missing_ok=True)
+    rc, doc = child.run(["--series", str(series), *args], results, log=log)
     seconds = time.monotonic() - t0
-    path = results / "latest" / "results.json"
-    if not path.is_file():
-        return {}, seconds, f"no results (exit {proc.returncode}); see {results / 'foliofarm.log'}"
-    doc = json.loads(path.read_text())
-    doc["exit_code"] = proc.returncode
-    return doc, seconds, ""
+    if doc is None:
+        return None, -1, seconds, f"no results (exit {rc}); see {log}"
+    return doc, -1 if rc is None else rc, seconds, ""
 
 
 def cells_of(args: list[str]) -> list[str]:
@@ -200,8 +196,8 @@ def main(argv: list[str] | None = None) -> int:
         with ui.status(f"[{i}/{len(jobs)}] {label}"):
             scope = ["--checks", ",".join(m.checks) if m and m.checks else catalogue.own(),
                      *(m.run_args if m else [])]
-            doc, seconds, err = run_series(series, a.results / label, [*scope, *a.run_args])
-        o = judge(doc, m, cells) if doc else Result(label, m.cells if m else [], -1, seconds)
+            doc, rc, seconds, err = run_series(series, a.results / label, [*scope, *a.run_args])
+        o = judge(doc, rc, m, cells) if doc else Result(label, m.cells if m else [], rc, seconds)
         o.name, o.seconds, o.error, o.results = label, round(seconds, 1), err, str(a.results / label)
         outcomes.append(o)
         save()

@@ -1,23 +1,23 @@
-"""One series tested: `foliofarm run --series` as a child process, and what it
-came to. The child runs in a session of its own (its builds and guests with
-it), dies with the watcher (PR_SET_PDEATHSIG), and its process group is
-recorded so that a watcher restarted after a kill can stop what was left."""
+"""One series tested: `foliofarm run --series` as a child process
+(run/child.py), and what it came to. The child runs in a session of its own
+(its builds and guests with it), dies with the watcher (PR_SET_PDEATHSIG), and
+its process group is recorded so that a watcher restarted after a kill can
+stop what was left."""
 
 from __future__ import annotations
 
-import ctypes
 import os
 import re
-import signal
 import subprocess
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from foliofarm.results import schema
 from foliofarm.errors import UsageError
 from foliofarm.paths import ROOT
+from foliofarm.results import schema
+from foliofarm.results.read import read
+from foliofarm.run import child
 from foliofarm.util import kill_group
 
 # How a run ended, for the watcher.
@@ -26,13 +26,13 @@ TIMED_OUT = "timed-out"          # stopped at the run's limit: not tried again
 # Worst first: a page size's verdict is the worst of its cells' checks.
 SEVERITY = ("build-broken", "regression", "error", "incomplete", "changed", "fail", "flaky", "xpass",
             "fixed", "xfail", "pass", "skip")
-PR_SET_PDEATHSIG = 1
 # How the farm names a message of the series folder the watcher writes (loop.patch_folder).
 SERIES_FILE = re.compile(r"\b\d{4}\.eml\b|\bv\d+-[\w.-]*")
 
 
 @dataclass
-class Outcome:
+class Tested:
+    """What a series' run came to, for the watcher."""
     kind: str
     rc: int
     run_dir: Path | None = None
@@ -41,21 +41,10 @@ class Outcome:
     base: str = ""                                   # in a followed tree: where it was applied, why
 
 
-def _die_with_parent() -> None:
-    try:
-        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-    except (OSError, AttributeError):
-        pass
-
-
-def farm_argv(argv: list[str]) -> list[str]:
-    return [sys.executable, "-m", "foliofarm", "run", *argv]
-
-
 def check_options(argv: list[str]) -> None:
     """The run options of the configuration, tried once with --dry-run: a
     mistake there is the watcher's, and must not read as a series refused."""
-    p = subprocess.run(farm_argv([*argv, "--dry-run"]), capture_output=True, text=True, cwd=ROOT,
+    p = subprocess.run(child.command([*argv, "--dry-run"]), capture_output=True, text=True, cwd=ROOT,
                        env=child_env())
     if p.returncode:
         said = "\n".join(ln for ln in p.stderr.splitlines() if ln.strip())[-600:]
@@ -77,7 +66,7 @@ def child_env() -> dict[str, str]:
 
 
 def run(mbox: Path, results: Path, argv: list[str], log: Path,
-        started: Callable[[int], None], seconds: float | None = None) -> Outcome:
+        started: Callable[[int], None], seconds: float | None = None) -> Tested:
     """`foliofarm run --series MBOX --results RESULTS ARGV`; ``started`` is told
     the child's pid (its process group) as soon as it exists. After
     ``seconds`` the run is stopped with everything it started."""
@@ -86,21 +75,15 @@ def run(mbox: Path, results: Path, argv: list[str], log: Path,
     # says "+ v2-mm-foo", not a path on this host
     series = os.path.relpath(mbox, results)
     with open(log, "ab") as out:
-        proc = subprocess.Popen(farm_argv(["--series", series, "--results", str(results), *argv]),
-                                stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                cwd=results, env=child_env(), start_new_session=True,
-                                preexec_fn=_die_with_parent)
-        started(proc.pid)
-        try:
-            rc = proc.wait(timeout=seconds)
-        except subprocess.TimeoutExpired:
-            stop_group(proc.pid)
-            proc.wait()
-            return Outcome(TIMED_OUT, -9, None, said=f"the run was stopped at its limit of "
-                           f"{seconds / 60:g} minutes ([series] run_minutes), with everything "
-                           "it started")
-    stop_group(proc.pid)           # anything the run left behind
-    return outcome(rc, results, log)
+        run = child.start(["--series", series, *argv], results, env=child_env(), cwd=results,
+                          output=out, die_with_parent=True)
+        started(run.pid)
+        rc = run.wait(seconds)
+    run.stop()                     # anything the run left behind
+    if rc is None:
+        return Tested(TIMED_OUT, -9, None, said=f"the run was stopped at its limit of "
+                      f"{seconds / 60:g} minutes ([series] run_minutes), with everything it started")
+    return tested(rc, results, log)
 
 
 stop_group = kill_group
@@ -119,22 +102,22 @@ def said(log: Path) -> str:
 def recorded_error(run_dir: Path | None) -> str:
     """The error a run recorded in its results.json (the farm's words, unwrapped)."""
     try:
-        doc = schema.load(run_dir / "results.json") if run_dir else {}
-    except UsageError:
+        doc = read(run_dir) if run_dir else None
+    except schema.ResultsError:
         return ""
-    return "\n".join(e.get("message", "") for e in doc.get("errors", [])).strip()
+    return "\n".join(e.message for e in doc.errors).strip() if doc else ""
 
 
 def base_commit(run_dir: Path | None) -> str:
     """The commit a followed tree's series was tested on ("" for another run)."""
     try:
-        doc = schema.load(run_dir / "results.json") if run_dir else {}
-    except UsageError:
+        doc = read(run_dir) if run_dir else None
+    except schema.ResultsError:
         return ""
-    return ((doc.get("series") or {}).get("base") or {}).get("commit", "")
+    return doc.series.base.commit if doc and doc.series and doc.series.base else ""
 
 
-def outcome(rc: int, results: Path, log: Path) -> Outcome:
+def tested(rc: int, results: Path, log: Path) -> Tested:
     """What a finished run came to: judged (0 or 1, with its verdicts), the
     series refused at intake (2: it does not apply, or is no series), or the
     farm's own failure (3, or killed)."""
@@ -144,16 +127,15 @@ def outcome(rc: int, results: Path, log: Path) -> Outcome:
         # the series' fault only where the farm names it (a message of the series
         # folder): any other refusal is the watcher's own trouble, never the author's
         if SERIES_FILE.search(words):
-            return Outcome(NOT_APPLIED, rc, run_dir, said=words)
-        return Outcome(INFRA, rc, run_dir, said=words or "the run refused its options")
-    if rc not in (0, 1) or run_dir is None or not (run_dir / "results.json").is_file():
-        return Outcome(INFRA, rc, run_dir, said=said(log) or f"the run exited {rc}")
-    from foliofarm.report import readback
-    doc = schema.typed(readback(run_dir / "results.json"))
+            return Tested(NOT_APPLIED, rc, run_dir, said=words)
+        return Tested(INFRA, rc, run_dir, said=words or "the run refused its options")
+    doc = child.read_back(run_dir) if rc in (0, 1) and run_dir is not None else None
+    if doc is None:
+        return Tested(INFRA, rc, run_dir, said=said(log) or f"the run exited {rc}")
     failed = [k for k in doc.kernels if k.side == "series" and k.build_failed]
     broken = sorted({k.page_size for k in failed})
     why = next((ln for k in failed for ln in (k.error or "").splitlines() if "limit" in ln), "")
-    return Outcome(NOT_BUILT if broken else JUDGED, rc, run_dir,
+    return Tested(NOT_BUILT if broken else JUDGED, rc, run_dir,
                    said=(f"does not build with {', '.join(broken)} pages" + (f": {why}" if why else ""))
                    if broken else "", pages=page_verdicts(doc),
                    base=doc.series.base.text if doc.series and doc.series.base else "")
@@ -167,9 +149,8 @@ def news(run_dir: Path) -> list[str]:
     """What a judged run found that the author would want mailed: every
     regression (a new splat or warning is the console check's), build break and
     figure moved beyond noise, as "cell check: verdict"."""
-    from foliofarm.report import readback
-    doc = schema.typed(readback(run_dir / "results.json"))
-    return [f"{v.page_size}-{v.fs} {v.check}: {v.verdict}" for v in doc.verdicts
+    doc = child.read_back(run_dir)
+    return [] if doc is None else [f"{v.page_size}-{v.fs} {v.check}: {v.verdict}" for v in doc.verdicts
             if v.verdict in NEWS]
 
 

@@ -1,0 +1,110 @@
+"""A run as a child process, and what it recorded read back: the one way the
+watcher (a series from the list), bisect (each step), the self-checks (bench,
+mutants, faults) start `foliofarm run` and read its results.
+
+The child runs in a session of its own (its process group is everything it
+started: stopped together at a limit), optionally dies with its parent
+(PR_SET_PDEATHSIG: a watcher killed leaves no run behind), with the
+environment it is given (None: the parent's) and its output to a log file, a
+pipe or nowhere."""
+
+from __future__ import annotations
+
+import ctypes
+import signal
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+from foliofarm.judge import compare
+from foliofarm.paths import ROOT
+from foliofarm.results.read import read
+from foliofarm.results.schema import Results, ResultsError
+from foliofarm.util import kill_group
+
+PR_SET_PDEATHSIG = 1
+
+
+def command(args: list[str]) -> list[str]:
+    """`foliofarm run ARGS` with this interpreter (the farm's environment)."""
+    return [sys.executable, "-m", "foliofarm", "run", *args]
+
+
+def _die_with_parent() -> None:
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):
+        pass
+
+
+@dataclass
+class Child:
+    proc: subprocess.Popen[Any]
+    results: Path              # the --results folder: its run is results/latest
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def wait(self, timeout: float | None = None) -> int | None:
+        """The exit status; None when ``timeout`` passed first (then the
+        child and everything it started are killed)."""
+        try:
+            return self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.stop()
+            self.proc.wait()
+            return None
+
+    def stop(self) -> None:
+        """Kill the run's process group (what a finished run left behind too)."""
+        kill_group(self.proc.pid)
+
+    @property
+    def run_dir(self) -> Path | None:
+        latest = self.results / "latest"
+        return latest.resolve() if latest.exists() else None
+
+    def read(self) -> Results | None:
+        """What the run recorded (read_back); None where it left nothing."""
+        return read_back(self.run_dir) if self.run_dir is not None else None
+
+
+def start(args: list[str], results: Path, *, env: dict[str, str] | None = None, cwd: Path = ROOT,
+          output: IO[Any] | int | None = subprocess.DEVNULL, die_with_parent: bool = False,
+          text: bool = False) -> Child:
+    """Start `foliofarm run ARGS --results RESULTS`. ``output``: an open file,
+    subprocess.PIPE (then ``text`` for lines of text), or DEVNULL; stderr
+    goes with it."""
+    results.mkdir(parents=True, exist_ok=True)
+    proc = subprocess.Popen(command([*args, "--results", str(results)]), cwd=cwd, env=env,
+                            stdin=subprocess.DEVNULL, stdout=output, stderr=subprocess.STDOUT,
+                            text=text, start_new_session=True,
+                            preexec_fn=_die_with_parent if die_with_parent else None)
+    return Child(proc, results)
+
+
+def run(args: list[str], results: Path, *, log: Path | None = None, env: dict[str, str] | None = None,
+        cwd: Path = ROOT, timeout: float | None = None) -> tuple[int | None, Results | None]:
+    """Run `foliofarm run ARGS --results RESULTS` to its end (its output to
+    ``log``, appended, or nowhere), then what it recorded: (exit status, None
+    if stopped at ``timeout``; its results, None if it left none)."""
+    if log is not None:
+        log.parent.mkdir(parents=True, exist_ok=True)
+    with open(log, "ab") if log is not None else open("/dev/null", "wb") as out:
+        child = start(args, results, env=env, cwd=cwd, output=out)
+        rc = child.wait(timeout)
+    child.stop()
+    return rc, child.read()
+
+
+def read_back(run_dir: Path) -> Results | None:
+    """A run's results.json, read and judged again from its cells (a killed
+    run's document has no verdicts); None if there is none or it cannot be
+    read (the run died before writing it, or left it damaged)."""
+    try:
+        return compare.judged(read(run_dir))
+    except ResultsError:
+        return None
