@@ -77,10 +77,10 @@ def reads_back():
     import json
 
     def check(run_dir: Path) -> dict:
-        from foliofarm import report
+        from foliofarm.cli import main
         run_dir = Path(run_dir).resolve()
         (run_dir / "report.md").unlink(missing_ok=True)
-        code = report.main([str(run_dir)])
+        code = main(["report", str(run_dir)])
         assert code == 0, f"foliofarm report refused {run_dir / 'results.json'}"
         assert (run_dir / "report.md").stat().st_size > 0
         return json.loads((run_dir / "results.json").read_text())

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from foliofarm import cli
+from foliofarm.cli import options
 from foliofarm.cli import main
 
 
@@ -201,7 +201,7 @@ def test_dry_run_shows_the_series_as_read(capsys, tmp_path):
     (2, 24, 8192, 1),      # large guests: memory decides, never below one
 ])
 def test_tree_guests_default_follows_cores_and_memory(monkeypatch, cores, gib, memory_mb, want):
-    monkeypatch.setattr(cli.os, "cpu_count", lambda: cores)
-    monkeypatch.setattr(cli.os, "sysconf", lambda name: {"SC_PHYS_PAGES": gib << 18,
+    monkeypatch.setattr(options.os, "cpu_count", lambda: cores)
+    monkeypatch.setattr(options.os, "sysconf", lambda name: {"SC_PHYS_PAGES": gib << 18,
                                                         "SC_PAGE_SIZE": 4096}[name])
-    assert cli.default_tree_guests(memory_mb) == want
+    assert options.default_tree_guests(memory_mb) == want

@@ -127,13 +127,13 @@ def test_no_cache_key_is_made_from_a_module_path():
     assert not offenders
 
 
-# The top level: the CLI and the ground modules; every floor is a folder
+# The top level: the ground modules; every floor is a folder (the command line too)
 # (intake, kernel, boot, disks, measure, judge, report, results, run) and the services
 # beside a run (watch, lava) and the farm's own self-checks (selfcheck) too.
-TOP_LEVEL = {"__init__", "__main__", "cli",
+TOP_LEVEL = {"__init__", "__main__",
              "errors", "paths", "util", "locks", "sandbox", "matrix", "datafiles", "hosttools"}
-STAGES = {"intake", "kernel", "boot", "disks", "measure", "judge", "report", "results", "run", "selfcheck",
-          "watch", "lava"}
+STAGES = {"cli", "intake", "kernel", "boot", "disks", "measure", "judge", "report", "results", "run",
+          "selfcheck", "watch", "lava"}
 
 
 def test_the_top_level_holds_the_stages_and_the_ground():

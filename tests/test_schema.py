@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from foliofarm import report
+from foliofarm.cli import main as cli_main
 from foliofarm.results import schema
 
 DATA = Path(__file__).resolve().parent / "data" / "results"
@@ -43,7 +43,7 @@ DELETE = object()
 
 def report_of(tmp_path, text, capsys):
     (tmp_path / "results.json").write_text(text)
-    code = report.main([str(tmp_path)])
+    code = cli_main(["report", str(tmp_path)])
     return code, capsys.readouterr().err
 
 
@@ -74,7 +74,7 @@ def test_bad_documents_get_one_line_and_exit_2(tmp_path, capsys, text, says):
 
 def test_bytes_that_are_not_text_are_refused(tmp_path, capsys):
     (tmp_path / "results.json").write_bytes(b"\xff\xfe{\x00")
-    assert report.main([str(tmp_path)]) == 2
+    assert cli_main(["report", str(tmp_path)]) == 2
     assert "cannot read it as text" in capsys.readouterr().err
 
 

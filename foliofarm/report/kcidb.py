@@ -19,22 +19,19 @@ latest version kcidb-io knows, checked by kcidb-io before it is written.
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import os
 import re
-import sys
 import urllib.error
 import urllib.request
 from pathlib import Path
 from typing import Any
 
-from foliofarm.results import schema
-from foliofarm.errors import FarmError, InfraError, UsageError
-from foliofarm.judge import figures
+from foliofarm.errors import InfraError, UsageError
+from foliofarm.judge import compare, figures
 from foliofarm.results.schema import CellResult, CheckResult, Results, Subtest
-from foliofarm.util import write_atomic
+from foliofarm.results.read import read as results_read
 
 ORIGIN = "foliofarm"
 TOKEN_ENV = "FOLIOFARM_KCIDB_TOKEN"
@@ -256,36 +253,5 @@ def submit(url: str, data: dict[str, Any], token: str | None = None) -> str:
 
 
 def read(where: Path) -> Results:
-    from foliofarm.report import readback
-    path = where / "results.json" if where.is_dir() else where
-    return schema.typed(readback(path))
-
-
-def main(argv: list[str]) -> int:
-    ap = argparse.ArgumentParser(prog="foliofarm kcidb",
-                                 description="A run's results as a KCIDB submission (kcidb-io's latest schema)")
-    ap.add_argument("results", type=Path, nargs="+", help="RESULTS/<run-id>, RESULTS/latest or a results.json")
-    ap.add_argument("-o", "--output", type=Path, default=None, help="write it here (default: standard output)")
-    ap.add_argument("--origin", default=ORIGIN, help=f"the submitting CI system's name (default {ORIGIN})")
-    ap.add_argument("--submit", metavar="URL", default=None,
-                    help=f"POST it to a KCIDB receiver, with the token in {TOKEN_ENV}")
-    try:
-        args = ap.parse_args(argv)
-    except SystemExit as exc:
-        return 2 if exc.code else 0
-    try:
-        if not re.fullmatch(r"[a-z0-9_]+", args.origin):
-            raise UsageError(f"--origin {args.origin!r}: KCIDB origins are lower-case letters, digits and _")
-        data = convert([read(p) for p in args.results], args.origin)
-        text = json.dumps(data, indent=1) + "\n"
-        if args.output:
-            write_atomic(args.output, text)
-        else:
-            sys.stdout.write(text)
-        if args.submit:
-            print(f"foliofarm kcidb: submitted; the receiver said: {submit(args.submit, data)[:300]}",
-                  file=sys.stderr)
-        return 0
-    except FarmError as exc:
-        print(f"foliofarm kcidb: {exc}", file=sys.stderr)
-        return exc.exit_code
+    """A run's results (its folder or its results.json), verdicts judged again."""
+    return compare.judged(results_read(where))

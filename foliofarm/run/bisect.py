@@ -4,7 +4,7 @@
     foliofarm bisect --kernel debian:7.3 --series S.mbox --cell 4k-xfs --check exec-text
 
 `git bisect run` drives it; each step is a farm run of just that cell and check
-at the commit git checked out (`python -m foliofarm.run.bisect --step STATE`), on
+at the commit git checked out (`python -m foliofarm bisect --step STATE`), on
 the farm's own build cache: one build directory for the tree, so each step
 rebuilds incrementally, and each commit's kernel and measurements are kept. A
 commit is bad when the check fails there, the kernel reports trouble while it
@@ -29,7 +29,7 @@ from typing import Any, Iterator
 
 from foliofarm import locks
 from foliofarm.intake import apply, git, series, source
-from foliofarm.errors import FarmError, InfraError, UsageError
+from foliofarm.errors import InfraError, UsageError
 from foliofarm.judge import catalogue, figures
 from foliofarm.paths import ROOT, cache_dir
 from foliofarm.run import child
@@ -163,7 +163,7 @@ def bisect(args: argparse.Namespace) -> int:
         git.git(tree, "bisect", "start", bad, good, environment="user")
         try:
             run = subprocess.run(["git", "-C", str(tree), "bisect", "run", sys.executable, "-m",
-                                  "foliofarm.run.bisect", "--step", str(state_file)],
+                                  "foliofarm", "bisect", "--step", str(state_file)],
                                  cwd=ROOT, capture_output=True, text=True, check=False, env=env)
             log = git.git(tree, "bisect", "log", check=False, environment="user").stdout
         finally:
@@ -210,32 +210,3 @@ def markdown(r: dict[str, Any]) -> str:
     lines += ["", "Steps:", "", "| commit | subject | verdict |", "|---|---|---|"]
     lines += [f"| {s['commit'][:12]} | {s['subject']} | {s['verdict']} |" for s in r["steps"]]
     return "\n".join(lines) + "\n"
-
-
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="foliofarm bisect", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--step", type=Path, help=argparse.SUPPRESS)
-    ap.add_argument("--kernel", default="debian:7.3")
-    ap.add_argument("--good")
-    ap.add_argument("--bad")
-    ap.add_argument("--series")
-    ap.add_argument("--cell")
-    ap.add_argument("--check")
-    ap.add_argument("--variant", default="default")
-    ap.add_argument("--results", type=Path, default=ROOT / "results")
-    args = ap.parse_args(argv)
-    if args.step:
-        return step(args.step)
-    if not args.cell or not args.check:
-        print("foliofarm bisect: --cell and --check are needed", file=sys.stderr)
-        return 2
-    try:
-        return bisect(args)
-    except FarmError as exc:
-        print(f"foliofarm bisect: {exc}", file=sys.stderr)
-        return exc.exit_code
-
-
-if __name__ == "__main__":
-    sys.exit(main())

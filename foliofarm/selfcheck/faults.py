@@ -125,7 +125,7 @@ def kept_results(a: Attempt, p: Proc) -> bool:
     if doc is None:
         # killed before its results folder was made: nothing to keep
         return a.note(not (p.results / "latest").exists(), "no results written yet, none half-written")
-    rendered = subprocess.run([sys.executable, "-m", "foliofarm.report", str(p.results / "latest")],
+    rendered = subprocess.run([sys.executable, "-m", "foliofarm", "report", str(p.results / "latest")],
                               capture_output=True, text=True)
     return a.note(doc.complete is False and rendered.returncode == 0,
                   f"killed run's results.json incomplete, {len(doc.cells)} cells kept, "

@@ -1,20 +1,19 @@
-"""`foliofarm watch URL|INBOX-PATH`: the command line."""
+"""`foliofarm watch URL|INBOX-PATH`: follow a list, test its series, reply in the thread."""
 
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
+from typing import Any
 
-from foliofarm.errors import FarmError
 from foliofarm.paths import ROOT
 from foliofarm.watch import config
 from foliofarm.watch.loop import Watcher, WatchOptions
 
 
-def parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(
-        prog="foliofarm watch",
+def add_parser(sub: Any, d: dict[str, Any]) -> None:
+    ap = sub.add_parser(
+        "watch", help="follow a public-inbox archive, test each new mm series and reply in its thread",
         description="Follow a public-inbox archive, test every new series that touches the "
                     "paths of interest on the matrix, and reply in its thread.")
     ap.add_argument("archive", metavar="URL|INBOX-PATH",
@@ -36,32 +35,22 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--kernel", default=None, help="base kernel of every run (as for run)")
     ap.add_argument("--cells", default=None, help="cells of every run, comma-separated (as for run)")
     ap.add_argument("--checks", default=None, help="checks of every run, comma-separated (as for run)")
-    return ap
+    ap.set_defaults(func=command, prefix="foliofarm watch", interrupted=(
+        "stopped; start it again to go on where it was", 0))
 
 
-def main(argv: list[str]) -> int:
-    try:
-        args = parser().parse_args(argv)
-    except SystemExit as exc:
-        return 2 if exc.code else 0
-    try:
-        cfg = config.load(args.config)
-        if args.kernel:
-            cfg.run.kernel = args.kernel
-        if args.cells:
-            cfg.run.cells = args.cells.split(",")
-        if args.checks:
-            cfg.run.checks = args.checks.split(",")
-        if args.send:
-            from foliofarm.watch import reply
-            reply.check_sending(cfg)
-        state = args.state.resolve()
-        opts = WatchOptions(args.archive, cfg, state, (args.outbox or state / "outbox").resolve(),
-                            once=args.once, send=args.send, poll=args.poll)
-        return Watcher(opts).run()
-    except FarmError as exc:
-        print(f"foliofarm watch: {exc}", file=sys.stderr)
-        return exc.exit_code
-    except KeyboardInterrupt:
-        print("foliofarm watch: stopped; start it again to go on where it was", file=sys.stderr)
-        return 0
+def command(args: argparse.Namespace, argv: list[str]) -> int:
+    cfg = config.load(args.config)
+    if args.kernel:
+        cfg.run.kernel = args.kernel
+    if args.cells:
+        cfg.run.cells = args.cells.split(",")
+    if args.checks:
+        cfg.run.checks = args.checks.split(",")
+    if args.send:
+        from foliofarm.watch import reply
+        reply.check_sending(cfg)
+    state = args.state.resolve()
+    opts = WatchOptions(args.archive, cfg, state, (args.outbox or state / "outbox").resolve(),
+                        once=args.once, send=args.send, poll=args.poll)
+    return Watcher(opts).run()

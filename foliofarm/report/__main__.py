@@ -1,5 +1,0 @@
-import sys
-
-from foliofarm.report import main
-
-sys.exit(main())
