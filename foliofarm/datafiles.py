@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError,
 from foliofarm.errors import ConfigError
 
 
-class _Strict(BaseModel):
+class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
@@ -23,7 +23,7 @@ class _Open(BaseModel):
     model_config = ConfigDict(extra="allow")
 
 
-class PageSizeRow(_Strict):
+class PageSizeRow(Strict):
     bytes: int
     fragment: str
     cont_pte_pages: int = Field(gt=0)
@@ -37,20 +37,20 @@ class PageSizeRow(_Strict):
         return v
 
 
-class FilesystemRow(_Strict):
+class FilesystemRow(Strict):
     mount_options: str
     rw_mount_options: str = ""
 
 
-class DebianKernelRow(_Strict):
+class DebianKernelRow(Strict):
     suite: str
 
 
-class VariantRow(_Strict):
+class VariantRow(Strict):
     fragments: list[str]
 
 
-class Defaults(_Strict):
+class Defaults(Strict):
     kernel: str
     page_sizes: list[str]
     filesystems: list[str]
@@ -60,7 +60,7 @@ class Defaults(_Strict):
     guest_numa_nodes: int = Field(default=1, ge=1)
 
 
-class MatrixFile(_Strict):
+class MatrixFile(Strict):
     page_sizes: dict[str, PageSizeRow] = Field(min_length=1)
     filesystems: dict[str, FilesystemRow] = Field(min_length=1)
     debian_kernels: dict[str, DebianKernelRow] = Field(min_length=1)
@@ -68,7 +68,7 @@ class MatrixFile(_Strict):
     defaults: Defaults
 
 
-class SplatRow(_Strict):
+class SplatRow(Strict):
     kind: str
     regex: str
     fatal: bool = False
@@ -86,7 +86,7 @@ class CheckRow(_Open):
     description: str = ""
 
 
-class Xfail(_Strict):
+class Xfail(Strict):
     kernel: str
     reason: str
 
@@ -108,7 +108,7 @@ class FigureRow(_Open):
     tolerance: float = 0.0
 
 
-class KnownFailure(_Strict):
+class KnownFailure(Strict):
     """A selftest known to fail on some kernels, page sizes or filesystems:
     ``test`` globs the test's name, ``inner`` one of its own results (absent:
     the whole test)."""
@@ -121,7 +121,7 @@ class KnownFailure(_Strict):
     flaky: bool = False       # fails in some runs only: its failure is no news, its pass neither
 
 
-class ExpectationsFile(_Strict):
+class ExpectationsFile(Strict):
     expect: list[ExpectRow] = Field(default_factory=list)
     figures: dict[str, FigureRow] = Field(default_factory=dict)
     known: list[KnownFailure] = Field(default_factory=list)

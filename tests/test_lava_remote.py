@@ -23,7 +23,7 @@ from foliofarm.judge import catalogue
 from foliofarm.judge.catalogue import Kind
 from foliofarm.lava import log, remote
 from foliofarm.lava.rest import LabAPI, LabFault, token_from
-from foliofarm.lava.serve import Artifacts
+from foliofarm.lava.serve import ArtifactServer
 from foliofarm.matrix import Cell
 
 DATA = Path(__file__).parent / "data" / "lava" / "lab"
@@ -48,7 +48,7 @@ def test_the_artifact_server_serves_the_runs_files_by_checksum_and_nothing_else(
     secret.write_text("not served")
     img = tmp_path / "disk.img"
     img.write_bytes(b"\x00disk" * 1000)
-    a = Artifacts("127.0.0.1:0")
+    a = ArtifactServer("127.0.0.1:0")
     try:
         url, digest, packed = a.add(img)
         assert packed is None and digest == hashlib.sha256(img.read_bytes()).hexdigest()
@@ -68,14 +68,14 @@ def test_published_artifacts_are_copied_once_under_their_checksum(tmp_path):
     pub.mkdir()
     img = tmp_path / "Image"
     img.write_bytes(b"kernel")
-    a = Artifacts(url="https://files.example.test/ff", publish=pub)
+    a = ArtifactServer(url="https://files.example.test/ff", publish=pub)
     url, digest, _ = a.add(img)
     assert url == f"https://files.example.test/ff/{digest[:16]}-Image"
     assert (pub / f"{digest[:16]}-Image").read_bytes() == b"kernel"
     with pytest.raises(UsageError, match="--lab-artifacts"):
-        Artifacts(publish=pub)
+        ArtifactServer(publish=pub)
     with pytest.raises(UsageError, match="HOST:PORT"):
-        Artifacts("nowhere")
+        ArtifactServer("nowhere")
 
 
 def test_a_lab_that_does_not_answer_is_the_labs_fault_after_its_patience():
@@ -142,7 +142,7 @@ def test_a_large_image_goes_packed_with_zstd_and_unpacks_to_itself(tmp_path, mon
         f.truncate(40 << 20)
         f.seek(5 << 20)
         f.write(b"data" * 1000)
-    a = Artifacts("127.0.0.1:0")
+    a = ArtifactServer("127.0.0.1:0")
     try:
         url, digest, packed = a.add(img)
         assert packed == "zstd" and url.endswith("-swap.raw.zst")

@@ -237,3 +237,40 @@ def test_no_folder_holds_more_than_twice_the_next():
     sizes = sorted(folder_lines().items(), key=lambda kv: -kv[1])
     (big, n), (second, m) = sizes[0], sizes[1]
     assert n <= 2 * m, f"foliofarm/{big} holds {n} lines, more than twice foliofarm/{second}'s {m}: split it"
+
+
+def test_one_meaning_per_name():
+    """A class name or a module name says one thing in the package: two
+    Series, two Outcomes or two command.py make a reader stop and ask which."""
+    classes: dict[str, list[str]] = {}
+    stems: dict[str, list[str]] = {}
+    for name, path in modules():
+        if path.stem not in ("__init__", "__main__"):
+            stems.setdefault(path.stem, []).append(name)
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ClassDef):
+                classes.setdefault(node.name, []).append(name)
+    assert {k: v for k, v in classes.items() if len(v) > 1} == {}
+    assert {k: v for k, v in stems.items() if len(v) > 1} == {}
+
+
+def test_every_git_call_goes_through_the_one_helper():
+    """git runs one way (intake/git.py: its environment, its identity, its
+    errors): no module starts it on its own."""
+    helper = PKG / "intake" / "git.py"
+    offenders = []
+    for _, path in modules():
+        if path == helper:
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.List) and node.elts and isinstance(node.elts[0], ast.Constant) \
+                    and node.elts[0].value == "git":
+                offenders.append(f"{path.relative_to(PKG.parent)}:{node.lineno}")
+    assert not offenders, f"call git through foliofarm.intake.git: {offenders}"
+
+
+def test_the_git_check_sees_a_git_call(tmp_path):
+    f = tmp_path / "m.py"
+    f.write_text('import subprocess\nsubprocess.run(["git", "-C", "x", "log"])\n')
+    assert any(isinstance(n, ast.List) and n.elts[0].value == "git" for n in ast.walk(ast.parse(f.read_text()))
+               if isinstance(n, ast.List) and n.elts and isinstance(n.elts[0], ast.Constant))

@@ -132,7 +132,7 @@ def test_messages_and_the_cursor_land_together_and_survive_a_reopen(tmp_path):
     s = state.State(tmp_path)
     assert s.cursors() == {"0": "c2"} and s.raw(cover.msgid) == b"raw cover"
     assert {m.msgid for m in s.messages(key)} == {cover.msgid, patch.msgid}
-    row = state.Row(key, cover.msgid, cover.root, cover.title, cover.subject, cover.author, 1, 1,
+    row = state.Tracked(key, cover.msgid, cover.root, cover.title, cover.subject, cover.author, 1, 1,
                     NOW, NOW, NOW, "queued", "touches mm/filemap.c")
     s.put(row)
     s.move(key, "testing", "attempt 1", attempts=1, pid=123)
@@ -281,10 +281,10 @@ def test_the_status_page_lists_each_series_with_its_verdicts_and_links(tmp_path)
     run = tmp_path / "runs" / "k1" / "r"
     run.mkdir(parents=True)
     (run / "report.html").write_text("<p>report</p>")
-    s.put(state.Row("k1", "a@x", "a@x", "mm: x", "[PATCH v2 0/3] mm: x <b>", "Dev <d@x>", 2, 3, NOW, NOW,
+    s.put(state.Tracked("k1", "a@x", "a@x", "mm: x", "[PATCH v2 0/3] mm: x <b>", "Dev <d@x>", 2, 3, NOW, NOW,
                     NOW, "replied", "touches mm/filemap.c", run_dir=str(run),
                     verdicts=json.dumps({"4k": ["regression", 2], "16k": ["pass", 12]})))
-    s.put(state.Row("k2", "b@x", "b@x", "net: y", "[PATCH] net: y", "N <n@x>", 1, 1, NOW, NOW, NOW - 5,
+    s.put(state.Tracked("k2", "b@x", "b@x", "net: y", "[PATCH] net: y", "N <n@x>", 1, 1, NOW, NOW, NOW - 5,
                     "ignored", "touches no path of interest (net/core/dev.c)"))
     page = status.render(s, tmp_path, "https://lore.example/linux-mm")
     assert "2 series seen in the last 14 days (1 ignored, 1 replied)" in page
@@ -371,7 +371,7 @@ def test_a_restart_requeues_a_test_under_way_and_never_resends_an_unsure_reply(t
     gone = subprocess.Popen(["sleep", "300"], start_new_session=True)      # what a killed run left
     for key, st_, pid, rid in (("t", "testing", gone.pid, None), ("s1", "sending", None, "seen@x"),
                                ("s2", "sending", None, "unseen@x")):
-        s.put(state.Row(key, cover.msgid, cover.root, cover.title, cover.subject, cover.author, 1, 1,
+        s.put(state.Tracked(key, cover.msgid, cover.root, cover.title, cover.subject, cover.author, 1, 1,
                         NOW, NOW, NOW, st_, "", attempts=1, pid=pid, reply_id=rid))
     s.ingest("0", "c", [(described(mail("Re: x", "seen@x", "ok")), None, None)], NOW)
     s.close()

@@ -220,7 +220,7 @@ def test_arbitrary_headers_go_through_intake_reply_and_status_page(tmp_path_fact
     folder = tmp_path_factory.mktemp("st")
     s = state.State(folder)
     s.ingest("0", "c" * 40, [(m, threads.key_of(m) if m.part else None, None)], NOW)
-    s.put(state.Row(threads.key_of(m), m.msgid, m.root, m.title, m.subject, m.author, m.version,
+    s.put(state.Tracked(threads.key_of(m), m.msgid, m.root, m.title, m.subject, m.author, m.version,
                     m.total, NOW, NOW, m.date if m.date == m.date else NOW, "failed",
                     "some reason <b>"))
     page = status.write(s, folder, "archive").read_text()
@@ -439,7 +439,7 @@ def test_the_status_page_shows_recent_days_and_a_page_per_earlier_month(tmp_path
     s = state.State(tmp_path)
     old = time.mktime((2026, 9, 14, 12, 0, 0, 0, 0, 0))
     for key, when, subject in (("new", NOW - 3600, "[PATCH] mm: recent"), ("old", old, "[PATCH] mm: of september")):
-        s.put(state.Row(key, f"{key}@x", f"{key}@x", subject, subject, DEV, 1, 1, when, when, when,
+        s.put(state.Tracked(key, f"{key}@x", f"{key}@x", subject, subject, DEV, 1, 1, when, when, when,
                         "quiet", "no news"))
     page = status.write(s, tmp_path, "archive", days=14).read_text()
     assert "mm: recent" in page and "mm: of september" not in page

@@ -80,7 +80,7 @@ def wait_for(what, timeout: float, why: str):
     raise AssertionError(f"waited {timeout:.0f}s for {why}")
 
 
-def row(st: Path, subject_part: str) -> state.Row | None:
+def row(st: Path, subject_part: str) -> state.Tracked | None:
     if not (st / "watch.sqlite").exists():
         return None
     s = state.State(st)

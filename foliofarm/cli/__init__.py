@@ -11,15 +11,16 @@ import errno
 import sys
 
 from foliofarm import matrix
-from foliofarm.cli import bisect, kcidb, lava, listing, report, run, shell, watch
-from foliofarm.cli.listing import figures_table
+from foliofarm.cli import (cmd_bisect, cmd_kcidb, cmd_lava, cmd_list, cmd_report, cmd_run, cmd_shell,
+                           cmd_watch)
+from foliofarm.cli.cmd_list import figures_table
 from foliofarm.cli.options import default_tree_guests
 from foliofarm.errors import FarmError
 from foliofarm.paths import ROOT
 
 __all__ = ["main", "parser", "figures_table", "default_tree_guests"]
 
-COMMANDS = (run, listing, shell, report, bisect, watch, kcidb, lava)
+COMMANDS = (cmd_run, cmd_list, cmd_shell, cmd_report, cmd_bisect, cmd_watch, cmd_kcidb, cmd_lava)
 INTERRUPTED = ("interrupted; results so far are in the results folder", 3)
 
 
@@ -31,9 +32,8 @@ def version() -> str:
     except PackageNotFoundError:
         v = "unknown"
     if (ROOT / ".git").exists():
-        import subprocess
-        p = subprocess.run(["git", "-C", str(ROOT), "describe", "--always", "--dirty"],
-                           capture_output=True, text=True, check=False)
+        from foliofarm.intake import git
+        p = git.git(ROOT, "describe", "--always", "--dirty", check=False, environment="user")
         if p.returncode == 0:
             v += f" ({p.stdout.strip()})"
     return v

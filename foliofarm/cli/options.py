@@ -7,7 +7,6 @@ import os
 from pathlib import Path
 
 from foliofarm.errors import UsageError
-from foliofarm.paths import ROOT
 
 
 def positive_int(text: str) -> int:
@@ -46,22 +45,6 @@ def writable_dir(path: Path) -> Path:
         raise UsageError(f"--results {path}: cannot write there ({exc.strerror}); name a "
                          "folder you can write") from None
     return path
-
-
-def version() -> str:
-    """The package version, and the commit of the checkout it runs from."""
-    from importlib.metadata import PackageNotFoundError, version as pkg_version
-    try:
-        v = pkg_version("foliofarm")
-    except PackageNotFoundError:
-        v = "unknown"
-    if (ROOT / ".git").exists():
-        import subprocess
-        p = subprocess.run(["git", "-C", str(ROOT), "describe", "--always", "--dirty"],
-                           capture_output=True, text=True, check=False)
-        if p.returncode == 0:
-            v += f" ({p.stdout.strip()})"
-    return v
 
 
 def default_guests() -> int:

@@ -33,7 +33,7 @@ def parse(text: str) -> dict[str, object]:
             "findings": findings}
 
 
-def run(tree: Path, ser: Series) -> list[dict[str, object]]:
+def check(tree: Path, ser: Series) -> list[dict[str, object]]:
     """Run the tree's own scripts/checkpatch.pl on every patch."""
     script = tree / "scripts" / "checkpatch.pl"
     if not script.is_file():

@@ -59,6 +59,12 @@ def git(tree: Path | None, *args: str, check: bool = True, text: bool = True, st
     return proc
 
 
+def popen(tree: Path, *args: str, **kwargs: Any) -> subprocess.Popen[Any]:
+    """A long-lived git process in ``tree`` (`git cat-file --batch`), in the
+    clean environment; ``kwargs`` go to Popen (its pipes)."""
+    return subprocess.Popen(["git", "-C", str(tree), *args], env=env(), **kwargs)
+
+
 def out(tree: Path, *args: str, environment: Literal["clean", "user"] = "user") -> str:
     """The output of a git command that must succeed (in the user's environment
     by default: it reads their checkout)."""

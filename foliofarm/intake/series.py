@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -219,9 +218,8 @@ def _load_range(spec: str, tree: Path | None, allow_binary: bool) -> Series:
     merges = git.git(tree, "rev-list", "--merges", f"{revs[base]}..{revs[tip]}").stdout.split()
     if merges:
         raise UsageError(f"git range {spec!r} has merge commits ({merges[0][:12]}): a series must be linear")
-    mbox = subprocess.run(["git", "-C", str(tree), "format-patch", "--stdout", "--no-signature",
-                           f"{revs[base]}..{revs[tip]}"], capture_output=True, check=False,
-                          env=git.env())
+    mbox = git.git(tree, "format-patch", "--stdout", "--no-signature", f"{revs[base]}..{revs[tip]}",
+                   check=False, text=False)
     if mbox.returncode:
         raise InfraError(f"git format-patch {spec} in {tree}: {mbox.stderr.decode().strip()}")
     raws = mail.split(mbox.stdout, spec)

@@ -154,8 +154,8 @@ def validate_spec(spec: str) -> None:
     if ref:
         if not (path / ".git").exists():
             raise UsageError(f"{spec}: {path} is not a git tree, so it has no {ref!r} to build")
-        if subprocess.run(["git", "-C", str(path), "rev-parse", "--verify", "-q", f"{ref}^{{commit}}"],
-                          capture_output=True, check=False).returncode:
+        if git.git(path, "rev-parse", "--verify", "-q", f"{ref}^{{commit}}", check=False,
+                   environment="user").returncode:
             raise UsageError(f"{spec}: {ref!r} does not resolve to a commit in {path}")
 
 
@@ -243,8 +243,8 @@ def at_base(tree: Path) -> bool:
     base = git.out(tree, "rev-parse", "refs/heads/base").strip()
     am = (tree / ".git" / "rebase-apply").exists()
     bisecting = (tree / ".git" / "BISECT_LOG").exists()
-    on_base = subprocess.run(["git", "-C", str(tree), "symbolic-ref", "-q", "--short", "HEAD"],
-                             capture_output=True, text=True, check=False).stdout.strip() == "base"
+    on_base = git.git(tree, "symbolic-ref", "-q", "--short", "HEAD", check=False,
+                      environment="user").stdout.strip() == "base"
     dirty = git.out(tree, "--no-optional-locks", "status", "--porcelain", "--untracked-files=no").strip()
     return head == base and on_base and not am and not bisecting and not dirty
 
@@ -258,11 +258,10 @@ def restore_base(tree: Path) -> bool:
         return False
     head = git.out(tree, "rev-parse", "HEAD").strip()
     dirty = git.out(tree, "--no-optional-locks", "status", "--porcelain", "--untracked-files=no").strip()
-    subprocess.run(["git", "-C", str(tree), "am", "--abort"], capture_output=True, check=False)
-    subprocess.run(["git", "-C", str(tree), "bisect", "reset"], capture_output=True, check=False)
+    git.git(tree, "am", "--abort", check=False, environment="user")
+    git.git(tree, "bisect", "reset", check=False, environment="user")
     git.out(tree, "checkout", "-q", "-f", "base")
-    subprocess.run(["git", "-C", str(tree), "branch", "-q", "-D", WORK_BRANCH], capture_output=True,
-                   check=False)
+    git.git(tree, "branch", "-q", "-D", WORK_BRANCH, check=False, environment="user")
     print(f"foliofarm: {tree} was left at {head[:12]}{' (dirty)' if dirty else ''} by an interrupted "
           "run: restored to its base commit", file=sys.stderr)
     return True

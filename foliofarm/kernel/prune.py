@@ -30,21 +30,21 @@ GB = 1 << 30
 
 
 @dataclass
-class Kernel:
+class CachedKernel:
     name: str
     used: float                              # the artifacts folder's mtime
     paths: list[Path] = field(default_factory=list)
     size: int = 0
 
 
-def kernels(cache: Path) -> list[Kernel]:
+def kernels(cache: Path) -> list[CachedKernel]:
     """Every built kernel of the cache, with the files that belong to it, least recently used first."""
     arts = cache / "artifacts"
     out = []
     for d in sorted(arts.iterdir()) if arts.is_dir() else []:
         if not d.is_dir() or d.name.startswith("."):
             continue
-        k = Kernel(d.name, d.stat().st_mtime, [d])
+        k = CachedKernel(d.name, d.stat().st_mtime, [d])
         k.paths += sorted((cache / "initramfs").glob(f"{d.name}-*"))
         k.paths += sorted((cache / "baseline").glob(f"{d.name[:60]}-*.json"))
         k.size = sum(tree_size(p) if p.is_dir() else p.stat().st_size for p in k.paths)
@@ -87,7 +87,7 @@ def prune(cache: Path, days: float, max_gb: float, busy_hours: float = 6.0,
     return said
 
 
-def remove(k: Kernel) -> None:
+def remove(k: CachedKernel) -> None:
     """The artifacts folder first, so a half-removed kernel reads as not built."""
     for p in k.paths:
         if p.is_dir():

@@ -39,7 +39,7 @@ from foliofarm.boot.session import Boot
 from foliofarm.judge.catalogue import Check, Kind
 from foliofarm.lava import jobs, log
 from foliofarm.lava.rest import LabAPI, LabFault, token_from
-from foliofarm.lava.serve import Artifacts
+from foliofarm.lava.serve import ArtifactServer
 from foliofarm.matrix import Cell
 
 WORKER_CHECK_S = 15        # how often a running job's worker is asked after
@@ -88,7 +88,7 @@ class LabBoots:
     device_type: str
     attempts: int
     queue: int
-    artifacts: Artifacts | None = None
+    artifacts: ArtifactServer | None = None
     serve: tuple[str, str | None, Path | None] = ("127.0.0.1:0", None, None)
     live: set[int] = field(default_factory=set)
     stopping: bool = False
@@ -114,7 +114,7 @@ class LabBoots:
     def open(self, say) -> None:
         """Start serving artifacts; SIGTERM cancels the run's jobs first."""
         self.log = say
-        self.artifacts = Artifacts(*self.serve)
+        self.artifacts = ArtifactServer(*self.serve)
         say(f"artifacts for the lab at {self.artifacts.url}" + (" (published)" if self.serve[2] else ""), None)
         if threading.current_thread() is threading.main_thread():
             previous = signal.getsignal(signal.SIGTERM)

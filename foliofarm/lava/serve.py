@@ -75,7 +75,7 @@ def pack(path: Path, dest: Path) -> None:
     os.replace(part, dest)
 
 
-class Artifacts:
+class ArtifactServer:
     def __init__(self, serve: str = "127.0.0.1:0", url: str | None = None, publish: Path | None = None) -> None:
         self.files: dict[str, Path] = {}          # served name -> file
         self.publish = publish

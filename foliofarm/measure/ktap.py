@@ -22,13 +22,14 @@ import importlib.util
 import os
 import re
 import shutil
-import subprocess
 import sys
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Callable
+
+from foliofarm.intake import git
 
 PARSER_KERNEL = "7.3"          # whose tools/testing/kunit parser judges KTAP
 PARSER_FILES = ("kunit_parser.py", "kunit_printer.py")
@@ -45,8 +46,8 @@ def copy_parser(tree: Path, dest: Path, ref: str | None = "base") -> Path:
     for name in PARSER_FILES:
         text = None
         if ref and (tree / ".git").exists():
-            proc = subprocess.run(["git", "-C", str(tree), "show", f"{ref}:{KUNIT}/{name}"],
-                                  capture_output=True, check=False)
+            proc = git.git(tree, "show", f"{ref}:{KUNIT}/{name}", check=False, text=False,
+                           environment="user")
             if proc.returncode == 0:
                 text = proc.stdout
         if text is None:

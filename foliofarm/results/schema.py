@@ -158,7 +158,7 @@ class SeriesPatch(_Part):
     message_id: Optional[str] = None
 
 
-class Series(_Part):
+class SeriesRecord(_Part):
     spec: Optional[str] = None
     message_id: Optional[str] = None    # the cover letter's, else patch 1's
     kind: Optional[str] = None
@@ -272,7 +272,7 @@ class Results(_Part):
     errors: list[ErrorEntry] = Field(default_factory=list)
     cells: list[CellResult]
     stages: dict[str, Number] = Field(default_factory=dict)
-    series: Optional[Series] = None
+    series: Optional[SeriesRecord] = None
     checkpatch: Optional[list[Checkpatch]] = None
     each_commit: Optional[list[EachCommit]] = None
     # cell -> check -> figure -> noise (inf where a move was not repeated)

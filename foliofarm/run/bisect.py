@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -52,7 +51,7 @@ def measure(state: dict[str, Any], commit: str, label: str,
     t0 = time.monotonic()
     log = out.with_suffix(".log")
     log.unlink(missing_ok=True)
-    rc, doc = child.run(args, out, log=log, env=env)
+    rc, doc = child.run_to_end(args, out, log=log, env=env)
     subject = git.git(tree, "log", "-1", "--format=%s", commit, environment="user").stdout.strip()
     rec: dict[str, Any] = {"commit": commit, "subject": subject,
                            "seconds": round(time.monotonic() - t0, 1), "results": str(out / "latest"),
@@ -162,9 +161,9 @@ def bisect(args: argparse.Namespace) -> int:
         git.git(tree, "bisect", "reset", check=False, environment="user")
         git.git(tree, "bisect", "start", bad, good, environment="user")
         try:
-            run = subprocess.run(["git", "-C", str(tree), "bisect", "run", sys.executable, "-m",
-                                  "foliofarm", "bisect", "--step", str(state_file)],
-                                 cwd=ROOT, capture_output=True, text=True, check=False, env=env)
+            run = git.git(tree, "bisect", "run", sys.executable, "-m", "foliofarm", "bisect", "--step",
+                          str(state_file), check=False, environment="user",
+                          extra={k: v for k, v in env.items() if os.environ.get(k) != v})
             log = git.git(tree, "bisect", "log", check=False, environment="user").stdout
         finally:
             git.git(tree, "bisect", "reset", check=False, environment="user")

@@ -86,7 +86,7 @@ def start(args: list[str], results: Path, *, env: dict[str, str] | None = None, 
     return Child(proc, results)
 
 
-def run(args: list[str], results: Path, *, log: Path | None = None, env: dict[str, str] | None = None,
+def run_to_end(args: list[str], results: Path, *, log: Path | None = None, env: dict[str, str] | None = None,
         cwd: Path = ROOT, timeout: float | None = None) -> tuple[int | None, Results | None]:
     """Run `foliofarm run ARGS --results RESULTS` to its end (its output to
     ``log``, appended, or nowhere), then what it recorded: (exit status, None

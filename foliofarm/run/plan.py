@@ -224,7 +224,7 @@ def run_checkpatch(g: Ground, src: source.KernelSource, ser: series.Series) -> N
     """The tree's checkpatch.pl on every patch, the tree at its base."""
     w = g.writer
     with g.status("checkpatch.pl"):
-        w.doc["checkpatch"] = checkpatch.run(src.tree, ser)
+        w.doc["checkpatch"] = checkpatch.check(src.tree, ser)
     w.flush()
     for p in w.doc["checkpatch"]:
         g.log(f"checkpatch {p['number']}/{len(ser.patches)} {p['subject']}: "

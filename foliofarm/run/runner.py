@@ -25,7 +25,7 @@ from foliofarm.run.plan import Measure, RunOptions, Steps, dry_run, steps
 from foliofarm.util import clean_stale_tmp, deadline
 
 
-class Run:
+class Runner:
     def __init__(self, opts: RunOptions, console: Console | None = None) -> None:
         self.opts = opts
         self.ui = console or Console(stderr=True)

@@ -84,7 +84,7 @@ def timed_run(args: list[str], env: dict[str, str] | None = None,
     results = Path(tempfile.mkdtemp(prefix="ffbench-"))
     chosen = catalogue.own() if check_names is None else check_names
     t0 = time.monotonic()
-    rc, doc = child.run([*(["--checks", chosen] if chosen else []), *args], results,
+    rc, doc = child.run_to_end([*(["--checks", chosen] if chosen else []), *args], results,
                         env=dict(os.environ, **(env or {})))
     seconds = time.monotonic() - t0
     if doc is None or rc is None:

@@ -57,7 +57,7 @@ class Mutant:
 
 
 @dataclass
-class Result:
+class MutantRun:
     name: str
     expected: list[str]
     exit_code: int
@@ -84,11 +84,11 @@ def load() -> list[Mutant]:
             for r in rows]
 
 
-def judge(doc: Results, exit_status: int, mutant: Mutant | None, all_cells: list[str]) -> Result:
+def judge(doc: Results, exit_status: int, mutant: Mutant | None, all_cells: list[str]) -> MutantRun:
     """Compare a series run's verdicts with what the mutant names (None: a
     benign series, which names nothing)."""
     name = mutant.name if mutant else "benign"
-    out = Result(name, mutant.cells if mutant else [], exit_status, 0.0)
+    out = MutantRun(name, mutant.cells if mutant else [], exit_status, 0.0)
     by_cell: dict[str, list[Verdict]] = {}
     for r in doc.verdicts:
         by_cell.setdefault(r.cell, []).append(r)
@@ -135,7 +135,7 @@ def run_series(series: Path, results: Path, args: list[str]) -> tuple[Results | 
     t0 = time.monotonic()
     log = results / "foliofarm.log"
     log.unlink(missing_ok=True)
-    rc, doc = child.run(["--series", str(series), *args], results, log=log)
+    rc, doc = child.run_to_end(["--series", str(series), *args], results, log=log)
     seconds = time.monotonic() - t0
     if doc is None:
         return None, -1, seconds, f"no results (exit {rc}); see {log}"
@@ -181,7 +181,7 @@ def main(argv: list[str] | None = None) -> int:
         mutants = [m for m in mutants if m.name in names]
     cells = cells_of(a.run_args)
     ui = Console(stderr=True)
-    outcomes: list[Result] = []
+    outcomes: list[MutantRun] = []
     report = a.results / "mutants.json"
 
     def save() -> None:
@@ -197,7 +197,7 @@ def main(argv: list[str] | None = None) -> int:
             scope = ["--checks", ",".join(m.checks) if m and m.checks else catalogue.own(),
                      *(m.run_args if m else [])]
             doc, rc, seconds, err = run_series(series, a.results / label, [*scope, *a.run_args])
-        o = judge(doc, rc, m, cells) if doc else Result(label, m.cells if m else [], rc, seconds)
+        o = judge(doc, rc, m, cells) if doc else MutantRun(label, m.cells if m else [], rc, seconds)
         o.name, o.seconds, o.error, o.results = label, round(seconds, 1), err, str(a.results / label)
         outcomes.append(o)
         save()
@@ -213,11 +213,11 @@ def main(argv: list[str] | None = None) -> int:
     return 0 if all(o.ok for o in outcomes) else 1
 
 
-def m_named(o: Result) -> bool:
+def m_named(o: MutantRun) -> bool:
     return bool(o.expected)
 
 
-def print_table(outcomes: list[Result]) -> None:
+def print_table(outcomes: list[MutantRun]) -> None:
     t = Table(title="mutants")
     for col in ("mutant", "expected", "caught in (checks)", "missed", "reported elsewhere", "s"):
         t.add_column(col, overflow="fold")

@@ -175,8 +175,7 @@ class _Blobs:
     """`git cat-file --batch`: many blobs through one process."""
 
     def __init__(self, gitdir: Path) -> None:
-        self.proc = subprocess.Popen(["git", "-C", str(gitdir), "cat-file", "--batch"],
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=git.env())
+        self.proc = git.popen(gitdir, "cat-file", "--batch", stdin=subprocess.PIPE, stdout=subprocess.PIPE)
 
     def __enter__(self) -> "_Blobs":
         return self

@@ -7,20 +7,17 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field, ValidationError
 
 from foliofarm import datafiles
+from foliofarm.datafiles import Strict
 from foliofarm.errors import ConfigError
 from foliofarm.paths import CONFIGS
 
 DEFAULT = CONFIGS / "watch.toml"
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class Interest(_Strict):
+class Interest(Strict):
     paths: list[str] = Field(default_factory=list)
     lists: list[str] = Field(default_factory=list)
 
@@ -35,7 +32,7 @@ class Interest(_Strict):
         return any(r.lower() in want for r in recipients)
 
 
-class RunPart(_Strict):
+class RunPart(Strict):
     kernel: str = "debian:7.3"
     cells: list[str] = Field(default_factory=list)
     checks: list[str] = Field(default_factory=list)
@@ -51,7 +48,7 @@ class RunPart(_Strict):
         return out + self.args
 
 
-class RoutePart(_Strict):
+class RoutePart(Strict):
     """What a series' subject tags say of the tree it is for ([PATCH 6.12.y],
     [PATCH AUTOSEL 6.1], [PATCH net-next]): globs of tags (lower case) whose
     series are not for this base and are ignored."""
@@ -67,7 +64,7 @@ ROUTE_IGNORE = ("*.y", "stable", "autosel", "[0-9]*.[0-9]*", "[0-9].[0-9]*", "ne
                 "bpf", "bpf-next", "wireless*", "drm-*")
 
 
-class SeriesPart(_Strict):
+class SeriesPart(Strict):
     settle_minutes: float = Field(default=5, ge=0)
     incomplete_hours: float = Field(default=2, ge=0)
     max_patches: int = Field(default=50, ge=1)
@@ -82,7 +79,7 @@ class SeriesPart(_Strict):
     build_minutes: float = Field(default=60, gt=0)
 
 
-class ReplyPart(_Strict):
+class ReplyPart(Strict):
     from_: str = Field(default="foliofarm <foliofarm@localhost>", alias="from")
     domain: str = "foliofarm.localhost"
     cc: Literal["all", "lists", "none"] = "lists"
@@ -103,7 +100,7 @@ class ReplyPart(_Strict):
     attempts: int = Field(default=3, ge=1)
 
 
-class SmtpPart(_Strict):
+class SmtpPart(Strict):
     host: str = "localhost"
     port: int = Field(default=587, ge=1, le=65535)
     starttls: bool = True
@@ -113,26 +110,26 @@ class SmtpPart(_Strict):
     login_file: str = ""
 
 
-class StatusPart(_Strict):
+class StatusPart(Strict):
     # the status page shows this many days; older series are on a page per month
     days: float = Field(default=14, gt=0)
 
 
-class CachePart(_Strict):
+class CachePart(Strict):
     # built kernels (base or series) not used this long are removed; then the
     # least recently used while they take more than max_gb (kernel/prune.py)
     keep_days: float = Field(default=14, gt=0)
     max_gb: float = Field(default=40, gt=0)
 
 
-class KcidbPart(_Strict):
+class KcidbPart(Strict):
     # a KCIDB receiver every tested series is submitted to (all-pass ones too);
     # empty: none. The token: token_file's first line (as [smtp] login_file)
     url: str = ""
     token_file: str = ""
 
 
-class WatchConfig(_Strict):
+class WatchConfig(Strict):
     interest: Interest = Field(default_factory=Interest)
     route: RoutePart = Field(default_factory=RoutePart)
     status: StatusPart = Field(default_factory=StatusPart)

@@ -23,7 +23,7 @@ from foliofarm.watch import reply, status, tester, threads
 from foliofarm.watch.assess import assess
 from foliofarm.watch.archive import Archive, Unreachable
 from foliofarm.watch.config import WatchConfig
-from foliofarm.watch.state import Row, State
+from foliofarm.watch.state import Tracked, State
 
 WAITING = ("waiting", "incomplete", "queued")
 MAX_PAUSE = 3600
@@ -63,7 +63,7 @@ class Watcher:
 
     # -- the loop
 
-    def run(self) -> int:
+    def serve(self) -> int:
         tester.check_options(self.cfg.run.argv())
         self.recover()
         pause = self.o.poll
@@ -110,7 +110,7 @@ class Watcher:
         for line in prune.prune(cache_dir(), c.keep_days, c.max_gb):
             self.say(f"cache: removed kernel {line}")
 
-    def guarded(self, step, row: Row, doing: str) -> None:
+    def guarded(self, step, row: Tracked, doing: str) -> None:
         """One series' step; whatever goes wrong in it is that series' failure
         (recorded with the reason), and the watcher goes on with the next."""
         try:
@@ -170,7 +170,7 @@ class Watcher:
         first, last = self.state.seen(key)
         a = v.anchor
         if row is None:
-            row = Row(key, a.msgid, a.root, a.title, a.subject, a.author, v.version, v.total,
+            row = Tracked(key, a.msgid, a.root, a.title, a.subject, a.author, v.version, v.total,
                       first, last, v.last_arrival, "waiting")
         elif row.state not in WAITING:
             return
@@ -190,7 +190,7 @@ class Watcher:
         row.state, row.reason = new, why
         self.state.put(row)
 
-    def tested_before(self, row: Row) -> Row | None:
+    def tested_before(self, row: Tracked) -> Tracked | None:
         """Another series with the same patches (by patch-id) that was tested or is."""
         if not row.patch_ids or "" in row.patch_ids.split(" "):
             return None
@@ -208,13 +208,13 @@ class Watcher:
 
     # -- testing and answering
 
-    def test(self, row: Row) -> None:
+    def test(self, row: Tracked) -> None:
         attempt = row.attempts + 1
         self.state.move(row.key, "testing", f"attempt {attempt}", attempts=attempt)
         folder = self.o.state_dir / "runs" / row.key
         patches = self.patch_folder(row, folder / series_name(row))
         self.say(f"testing {row.subject!r} (v{row.version}, attempt {attempt}) in {folder}")
-        out = tester.run(patches, folder, self.cfg.run.argv() + self.limits(),
+        out = tester.test_series(patches, folder, self.cfg.run.argv() + self.limits(),
                          folder / f"attempt-{attempt}.log",
                          lambda pid: self.state.move(row.key, "testing", None, pid=pid),
                          seconds=self.cfg.series.run_minutes * 60 + KILL_AFTER)
@@ -233,7 +233,7 @@ class Watcher:
             self.state.move(row.key, "failed", f"{attempt} attempts failed; last: {_first(out.said)}",
                             **fields)
 
-    def submit(self, row: Row, run_dir: Path) -> None:
+    def submit(self, row: Tracked, run_dir: Path) -> None:
         """The run to KCIDB ([kcidb]): a receiver's refusal is said, and the
         series' own outcome stands."""
         k = self.cfg.kcidb
@@ -250,7 +250,7 @@ class Watcher:
         s = self.cfg.series
         return ["--build-timeout", f"{s.build_minutes * 60:g}", "--timeout", f"{s.run_minutes * 60:g}"]
 
-    def patch_folder(self, row: Row, folder: Path) -> Path:
+    def patch_folder(self, row: Tracked, folder: Path) -> Path:
         """The series as a folder of messages, cover first (intake reads it as a thread)."""
         v = threads.group(self.state.messages(row.key))[row.key]
         folder.mkdir(parents=True, exist_ok=True)
@@ -260,7 +260,7 @@ class Watcher:
             write_atomic(folder / f"{i:04d}.eml", self.state.raw(m.msgid))
         return folder
 
-    def answer(self, row: Row) -> None:
+    def answer(self, row: Tracked) -> None:
         if why := self.not_answered(row):
             self.state.move(row.key, "quiet", why + (f"; {row.reason}" if row.reason else ""))
             return
@@ -302,7 +302,7 @@ class Watcher:
         self.say(f"replied to {row.subject!r} as <{rid}> ({len(to)} recipients)"
                  + ("" if self.sender else f" (in {self.o.outbox})"))
 
-    def not_answered(self, row: Row) -> str:
+    def not_answered(self, row: Tracked) -> str:
         """Why ``row`` gets no reply, or "": opted out, nothing configured for its
         outcome, or (when = "news") nothing new to say."""
         r = self.cfg.reply
@@ -318,7 +318,7 @@ class Watcher:
             return "no news (every check as on the base): on the status page only"
         return ""
 
-    def newer_version(self, row: Row) -> Row | None:
+    def newer_version(self, row: Tracked) -> Tracked | None:
         """A complete newer version of ``row`` from its sender (queued or further)."""
         me = threads.address_of(row.author)
         return next((n for n in self.state.rows() if n.version > row.version and me
@@ -326,7 +326,7 @@ class Watcher:
                      and threads.address_of(n.author) == me
                      and (n.root == row.root or n.title == row.title)), None)
 
-    def compose(self, row: Row):
+    def compose(self, row: Tracked):
         v = threads.group(self.state.messages(row.key))[row.key]
         argv = self.cfg.run.argv()
         if base := tester.base_commit(Path(row.run_dir) if row.run_dir else None):
@@ -356,7 +356,7 @@ class Watcher:
                                 "not sent again (it may have gone out)")
 
 
-def series_name(row: Row) -> str:
+def series_name(row: Tracked) -> str:
     """The series folder's name, which the report shows: v2-mm-filemap-one-helper."""
     slug = re.sub(r"[^A-Za-z0-9_.]+", "-", row.title).strip("-.")[:60].rstrip("-.")
     return f"v{row.version}-{slug or 'series'}"

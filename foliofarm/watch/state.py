@@ -53,7 +53,7 @@ CREATE TABLE IF NOT EXISTS events (
 
 
 @dataclass
-class Row:
+class Tracked:
     """One series version as the state keeps it."""
     key: str
     anchor: str
@@ -154,21 +154,21 @@ class State:
 
     # -- series
 
-    def get(self, key: str) -> Row | None:
+    def get(self, key: str) -> Tracked | None:
         cur = self.db.execute("SELECT * FROM series WHERE key=?", (key,))
         row = cur.fetchone()
-        return Row(**dict(zip([d[0] for d in cur.description], row))) if row else None
+        return Tracked(**dict(zip([d[0] for d in cur.description], row))) if row else None
 
-    def rows(self, *states: str) -> list[Row]:
+    def rows(self, *states: str) -> list[Tracked]:
         q, args = "SELECT * FROM series", ()
         if states:
             q += f" WHERE state IN ({','.join('?' * len(states))})"
             args = states
         cur = self.db.execute(q + " ORDER BY first_seen, key", args)
         names = [d[0] for d in cur.description]
-        return [Row(**dict(zip(names, r))) for r in cur.fetchall()]
+        return [Tracked(**dict(zip(names, r))) for r in cur.fetchall()]
 
-    def put(self, row: Row) -> None:
+    def put(self, row: Tracked) -> None:
         row.updated = time.time()
         d = asdict(row)
         with self._txn():

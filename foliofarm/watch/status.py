@@ -12,7 +12,7 @@ from pathlib import Path
 from foliofarm import matrix
 from foliofarm.util import write_atomic
 from foliofarm.watch.archive import is_url
-from foliofarm.watch.state import Row, State
+from foliofarm.watch.state import Tracked, State
 
 STYLE = """body{font:14px/1.4 sans-serif;margin:1.5em;color:#222}
 table{border-collapse:collapse}th,td{border:1px solid #ccc;padding:.25em .5em;vertical-align:top}
@@ -28,13 +28,13 @@ def _link(href: str, text: str) -> str:
     return f'<a href="{html.escape(href)}">{html.escape(text)}</a>'
 
 
-def _subject(r: Row, archive: str) -> str:
+def _subject(r: Tracked, archive: str) -> str:
     if is_url(archive):
         return _link(f"{archive.rstrip('/')}/{r.anchor}/", r.subject)
     return html.escape(r.subject)
 
 
-def _links(r: Row, folder: Path) -> str:
+def _links(r: Tracked, folder: Path) -> str:
     if not r.run_dir:
         return ""
     run = Path(r.run_dir)
@@ -45,7 +45,7 @@ def _links(r: Row, folder: Path) -> str:
     return " ".join(out)
 
 
-def row_html(r: Row, pages: list[str], folder: Path, archive: str) -> str:
+def row_html(r: Tracked, pages: list[str], folder: Path, archive: str) -> str:
     verdicts = r.page_verdicts()
     cells = []
     for p in pages:

@@ -65,7 +65,7 @@ def child_env() -> dict[str, str]:
     return env
 
 
-def run(mbox: Path, results: Path, argv: list[str], log: Path,
+def test_series(mbox: Path, results: Path, argv: list[str], log: Path,
         started: Callable[[int], None], seconds: float | None = None) -> Tested:
     """`foliofarm run --series MBOX --results RESULTS ARGV`; ``started`` is told
     the child's pid (its process group) as soon as it exists. After

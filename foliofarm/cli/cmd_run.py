@@ -114,7 +114,7 @@ def guest_options(run: argparse.ArgumentParser, d: dict[str, Any]) -> None:
 
 def command(args: argparse.Namespace, argv: list[str]) -> int:
     """`foliofarm run`: refuse bad input before anything is built or written, then run."""
-    from foliofarm.run.runner import Run
+    from foliofarm.run.runner import Runner
     numa_layout(args.memory, args.cpus, args.numa_nodes)    # a guest shape QEMU cannot make
     opts = run_options(args, argv)
     validate_run(args)
@@ -122,9 +122,9 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
     if (lab := LabBoots.from_args(args)) is not None:      # the lab answers and takes the token
         opts.lab, opts.runner = lab, "lava"
     if args.dry_run:
-        return Run(opts).dry_run()
+        return Runner(opts).dry_run()
     writable_dir(opts.results)     # last: a refused run leaves no folder behind
-    return Run(opts).execute()
+    return Runner(opts).execute()
 
 
 def run_options(args: argparse.Namespace, argv: list[str]) -> RunOptions:

@@ -53,4 +53,4 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
     state = args.state.resolve()
     opts = WatchOptions(args.archive, cfg, state, (args.outbox or state / "outbox").resolve(),
                         once=args.once, send=args.send, poll=args.poll)
-    return Watcher(opts).run()
+    return Watcher(opts).serve()
