@@ -10,6 +10,7 @@ from pathlib import Path
 import pexpect
 import pytest
 
+from foliofarm.results.read import read
 from foliofarm import matrix
 from foliofarm.report import repro
 from foliofarm.cli import main
@@ -31,8 +32,7 @@ def opts(**kw) -> RunOptions:
 def test_repro_script_names_the_cell_and_the_same_inputs(tmp_path):
     box = tmp_path / "s.mbox"
     box.write_text("x")
-    doc = {"run_id": "r1", "cells": [{"id": "16k-xfs-7.3", "page_size": "16k", "fs": "xfs"},
-                                      {"id": "16k-xfs-7.3+series", "page_size": "16k", "fs": "xfs"}]}
+    doc = read(Path(__file__).parent / "data" / "results" / "benign-4k.json")    # a real series run's
     cwd = os.getcwd()
     os.chdir(tmp_path)
     try:
@@ -42,7 +42,7 @@ def test_repro_script_names_the_cell_and_the_same_inputs(tmp_path):
         os.chdir(cwd)
     assert len(written) == 2
     text = written[0].read_text()
-    assert "--cells 16k-xfs" in text and "--checks exec-text,mmap-miss" in text
+    assert "--cells 4k-xfs" in text and doc.run_id in text and "--checks exec-text,mmap-miss" in text
     assert f"--series {box}" in text and "-K CONFIG_KASAN=y" in text and "--cpus 2" in text
     assert "--fresh" in text and f"cd {ROOT}" in text and "--runner" not in text
     assert os.access(written[0], os.X_OK)

@@ -69,11 +69,19 @@ def dump(text):
 
 def exit_code(w):
     """The run's exit status, its verdicts judged from its cells as the writer does."""
-    return compare.exit_status(schema.typed({**w.doc, "verdicts": compare.verdicts(w.doc), "complete": True}))
+    return compare.exit_status(schema.typed({**w.doc, "verdicts": compare.verdicts(w.results()), "complete": True}))
+
+
+def recorded(ctx, cell, name):
+    """The writer's own entry for ``name`` on ``cell`` (to read, or to set up a case)."""
+    for c in ctx.writer.doc["cells"]:
+        if c["id"] == cell.id:
+            return next((x for x in c["checks"] if x["name"] == name), None)
+    return None
 
 
 def verdict(w, check="exec-text"):
-    return next(r["verdict"] for r in compare.verdicts(w.doc) if r["check"] == check)
+    return next(r["verdict"] for r in compare.verdicts(w.results()) if r["check"] == check)
 
 
 def test_a_regression_that_repeats_on_both_sides_stands(tmp_path):
@@ -92,7 +100,7 @@ def test_a_regression_that_repeats_on_both_sides_stands(tmp_path):
                       ("7.3", "-confirm", ["exec-text", "mmap-miss"])]
     assert verdict(w) == "regression"
     assert exit_code(w) == 1
-    entry = confirm.recorded(ctx, series.cells[0], "exec-text")
+    entry = recorded(ctx, series.cells[0], "exec-text")
     assert entry["confirmed"] is True and "the base passed again" in entry["again"]
 
 
@@ -101,7 +109,7 @@ def test_a_regression_the_second_boot_does_not_repeat_is_flaky_and_no_news(tmp_p
     confirm.series(ctx, series, lambda c, k, label, pairs: Again({"ext4/exec-text": dump(BASE_DUMP)}))
     assert verdict(w) == "flaky"
     assert exit_code(w) == 0
-    row = next(r for r in compare.verdicts(w.doc) if r["check"] == "exec-text")
+    row = next(r for r in compare.verdicts(w.results()) if r["check"] == "exec-text")
     assert "not confirmed: pass on a second boot" in row["series_reason"]
     w.flush()
     assert not tester.news(w.dir)            # nothing to mail
@@ -113,17 +121,17 @@ def test_a_second_boot_that_cannot_tell_leaves_the_regression_standing(tmp_path)
         {"ext4/exec-text": {"kind": Kind.ERROR, "reason": "guest hung before the shell"}}
         if k is series else {"ext4/exec-text": dump(BASE_DUMP)}))
     assert verdict(w) == "regression"
-    assert "stands: the second boot could not tell" in confirm.recorded(ctx, series.cells[0], "exec-text")["again"]
+    assert "stands: the second boot could not tell" in recorded(ctx, series.cells[0], "exec-text")["again"]
 
 
 def test_a_new_splat_is_booted_again_with_the_checks_it_was_seen_during(tmp_path):
     w, ctx, base, series, said = setup(tmp_path)
     cell = series.cells[0]
     # the series' first boot logged a warning during mmap-miss (its figures as the base's)
-    entry = confirm.recorded(ctx, cell, "console")
+    entry = recorded(ctx, cell, "console")
     entry.update(outcome="fail", reason="1 report(s): warning: WARNING: CPU: 0 PID: 1 at mm/filemap.c:1 "
                  "(during mmap-miss)", metrics={"splats": 1})
-    confirm.recorded(ctx, cell, "exec-text").update(confirm.recorded(ctx, base.cells[0], "exec-text"))
+    recorded(ctx, cell, "exec-text").update(recorded(ctx, base.cells[0], "exec-text"))
     assert confirm.regressions(ctx, series) == [(cell, "console")]
     booted = []
 
@@ -137,7 +145,7 @@ def test_a_new_splat_is_booted_again_with_the_checks_it_was_seen_during(tmp_path
     assert verdict(w, "console") == "regression"
     # the same, but the warning does not come back: flaky
     w2, ctx2, _, series2, _ = setup(tmp_path / "2")
-    confirm.recorded(ctx2, series2.cells[0], "console").update(entry)
+    recorded(ctx2, series2.cells[0], "console").update(entry)
     confirm.series(ctx2, series2, lambda c, k, label, pairs: Again({}))
     assert verdict(w2, "console") == "flaky"
 

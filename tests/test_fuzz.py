@@ -167,7 +167,7 @@ def test_fuzz_results_json_and_its_report(data):
         render.to_markdown(title, secs)
         render.to_html(title, secs)
         text.render(doc)
-        junit_xml(doc)
+        junit_xml(schema.plain(doc))
 
 
 @FUZZ

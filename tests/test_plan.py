@@ -19,7 +19,7 @@ from foliofarm.errors import UsageError
 from foliofarm.intake.source import GIT_IDENTITY, KernelSource
 from foliofarm.judge import catalogue
 from foliofarm.run.plan import Build
-from foliofarm.results.schema import Role
+from foliofarm.results.schema import KernelEntry, Role
 from foliofarm.results.writer import ResultsWriter
 
 PAGES = [matrix.page_sizes()["4k"], matrix.page_sizes()["16k"]]
@@ -108,8 +108,7 @@ def drive(g: plan.Ground, opts: plan.RunOptions, src: KernelSource) -> list[Seen
         else:
             seen.append(Seen("measure", step.source.label, step.role, content, step.builds))
             for p in g.page_sizes:
-                g.writer.add("kernels", {"page_size": p.name, "kernel": step.source.label,
-                                         "side": step.role})
+                g.writer.add_kernel(KernelEntry(page_size=p.name, kernel=step.source.label, side=step.role))
             reply = True
 
 

@@ -14,7 +14,7 @@ from foliofarm.errors import FarmError
 from foliofarm.judge import compare
 from foliofarm.results.junit import junit_xml
 from foliofarm.results.merge import MergeError, merge
-from foliofarm.results.schema import ResultsError
+from foliofarm.results.schema import ResultsError, plain, typed
 from foliofarm.util import write_atomic, write_json
 
 
@@ -51,17 +51,18 @@ def render(run_dirs: list[Path], out: Path | None) -> int:
               file=sys.stderr)
         return 2
     out_dir = out or run_dirs[0]
-    try:
-        doc = merge(docs) if out is not None else docs[0]
-    except MergeError as exc:
-        print(f"foliofarm report: {exc}", file=sys.stderr)
-        return 2
+    doc = docs[0]
     if out is not None:
-        if doc.get("sides"):            # the shards' cells together, judged again
-            doc["verdicts"] = compare.verdicts(doc)
+        try:        # the shards' cells together, judged again
+            merged = typed(merge([plain(d) for d in docs]))
+        except MergeError as exc:
+            print(f"foliofarm report: {exc}", file=sys.stderr)
+            return 2
+        data = {**plain(merged), "verdicts": compare.verdicts(merged) if merged.sides else []}
+        doc = typed(data)
         out_dir.mkdir(parents=True, exist_ok=True)
-        write_json(out_dir / "results.json", doc)
-        write_atomic(out_dir / "junit.xml", junit_xml(doc))   # one file for the CI server
+        write_json(out_dir / "results.json", data)
+        write_atomic(out_dir / "junit.xml", junit_xml(data))   # one file for the CI server
     md, page = report.write(out_dir, doc)
     print(md)
     print(page)

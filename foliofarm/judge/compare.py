@@ -76,9 +76,8 @@ def broken_pages(doc: schema.Results, side: Role) -> set[str]:
     return {k.page_size for k in doc.kernels if k.side == side and k.build_failed}
 
 
-def verdicts(doc: schema.Results | dict[str, Any]) -> list[dict[str, Any]]:
+def verdicts(doc: schema.Results) -> list[dict[str, Any]]:
     """One row per (page size, filesystem, check) of a two-sided results document."""
-    doc = schema.typed(doc)
     if doc.sides is None:
         return []
     base_k, new_k = doc.sides.base.kernel, doc.sides.series.kernel

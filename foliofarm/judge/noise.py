@@ -9,7 +9,7 @@ from foliofarm.judge import compare, figures
 from foliofarm.judge.catalogue import Check
 from foliofarm.judge.checks import judge_measurement
 from foliofarm.matrix import Cell
-from foliofarm.results.schema import Role
+from foliofarm.results.schema import Results, Unconfirmed
 
 def sample_figures(cells: list[Cell], checks: list[Check], kernel_xy: str, measured: dict[str, Any]
                    ) -> dict[str, dict[str, dict[str, float | int | None]]]:
@@ -63,46 +63,43 @@ def noise_of(ranges: dict[str, Any]) -> dict[str, dict[str, dict[str, float]]]:
     return out
 
 
-def moved_pairs(doc: dict[str, Any], cells: list[Cell], checks: list[Check]
+def moved_pairs(doc: Results, cells: list[Cell], checks: list[Check]
                 ) -> list[tuple[Cell, Check, list[dict[str, Any]]]]:
     """(cell, check, moved figures) of the series side ``cells`` that passed on
     both sides with figures that moved beyond the base's noise."""
-    base_label = ((doc.get("sides") or {}).get(Role.BASE) or {}).get("kernel")
-    if not base_label or not cells:
+    if doc.sides is None or not cells:
         return []
-    by = {(c["kernel"], c["fs"], ch["name"]): ch for c in doc["cells"]
-          if c["page_size"] == cells[0].page.name for ch in c["checks"]}
-    noise = doc.get("noise") or {}
+    base_label = doc.sides.base.kernel
+    by = {(c.kernel, c.fs, ch.name): ch for c in doc.cells
+          if c.page_size == cells[0].page.name for ch in c.checks}
     out = []
     for cell in cells:
         for chk in checks:
             b, s = by.get((base_label, cell.fs.name, chk.name)), by.get((cell.kernel, cell.fs.name, chk.name))
-            if not b or not s or b["outcome"] != "pass" or s["outcome"] != "pass":
+            if not b or not s or b.outcome != "pass" or s.outcome != "pass":
                 continue
-            moved = figures.compare(chk.name, b["metrics"], s["metrics"],
-                                    noise.get(f"{cell.page.name}-{cell.fs.name}", {}).get(chk.name))
+            moved = figures.compare(chk.name, b.metrics, s.metrics,
+                                    doc.noise.get(f"{cell.page.name}-{cell.fs.name}", {}).get(chk.name))
             if moved:
                 out.append((cell, chk, moved))
     return out
 
 
-def settle_moves(doc: dict[str, Any], cell: Cell, check: str, moved: list[dict[str, Any]],
-                 again: dict[str, Any]) -> list[dict[str, Any]]:
+def settle_moves(cell: Cell, check: str, moved: list[dict[str, Any]], again: dict[str, Any]
+                 ) -> tuple[list[Unconfirmed], dict[str, dict[str, dict[str, float]]]]:
     """A move that a second boot of the series does not repeat (it measures the
     base's value again) came from timing, not from the series: the figure's
     noise on that cell takes the move, and the move is listed under
-    "unconfirmed". A move that repeats, or lands elsewhere, stands."""
+    "unconfirmed". A move that repeats, or lands elsewhere, stands. Returns
+    the unconfirmed moves and the noise they add (cell -> check -> figure),
+    for the run to record."""
     now = figures.flatten(again, check)
-    out = []
+    out, noise = [], {}
     for f in moved:
         x, y, z = f["base"], f["series"], now.get(f["metric"])
         if z != x:
             continue
-        n = doc.setdefault("noise", {}).setdefault(f"{cell.page.name}-{cell.fs.name}", {})
-        n.setdefault(check, {})[f["metric"]] = (float("inf") if x is None or y is None
-                                                else abs(float(y) - float(x)))
-        u = {"cell": cell.id, "check": check, "metric": f["metric"], "base": x, "series": y,
-             "confirm": z}
-        doc.setdefault("unconfirmed", []).append(u)
-        out.append(u)
-    return out
+        n = noise.setdefault(f"{cell.page.name}-{cell.fs.name}", {}).setdefault(check, {})
+        n[f["metric"]] = float("inf") if x is None or y is None else abs(float(y) - float(x))
+        out.append(Unconfirmed(cell=cell.id, check=check, metric=f["metric"], base=x, series=y, confirm=z))
+    return out, noise

@@ -26,6 +26,7 @@ from foliofarm.judge import catalogue
 from foliofarm.judge.checks import judge_measurement
 from foliofarm.matrix import Cell
 from foliofarm.paths import cache_dir
+from foliofarm.results.schema import BootEntry, Sides
 from foliofarm.results.writer import ResultsWriter
 from foliofarm.run.closing import close
 
@@ -98,9 +99,9 @@ def read_jobs(job_dirs: list[Path], out: Path, command: list[str]) -> Path:
             writer.record(cell, judge_measurement(chk, m, meta["foliofarm.kernel_xy"], page, fs),
                           excerpt=m.get("excerpt", ""))
         writer.record(cell, console_outcome(list(dict.fromkeys(all_splats))))
-        writer.add("boots", {"page_size": page, "kernel": kernel, "fs": fs, "attempt": 1,
-                             "console_log": str(d / LOG), "qemu": f"LAVA job {job.get('job_name')}"})
+        writer.add_boot(BootEntry(page_size=page, kernel=kernel, fs=fs, attempt=1, console_log=str(d / LOG),
+                                  qemu=f"LAVA job {job.get('job_name')}"))
     if {"base", "series"} <= set(sides):
-        writer.doc["sides"] = sides
+        writer.set_sides(Sides.model_validate(sides))
     close(writer, True)
     return writer.dir

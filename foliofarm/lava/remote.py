@@ -194,7 +194,7 @@ class LabBoots:
         meta = {"foliofarm.page_size": cell.page.name, "foliofarm.fs": cell.fs.name,
                 "foliofarm.kernel": cell.kernel, "foliofarm.kernel_xy": k.kernel_xy,
                 **({"foliofarm.side": str(k.side)} if k.side else {})}
-        jd = jobs.job(cell.id, b, checks, disk, ctx.writer.doc["run_id"], minutes, meta)
+        jd = jobs.job(cell.id, b, checks, disk, ctx.writer.run_id, minutes, meta)
         jd["device_type"] = self.device_type
         assert self.artifacts is not None, "open() first"
         for image in jd["actions"][0]["deploy"]["images"].values():

@@ -74,8 +74,7 @@ def lockups(ctx: Context, k: Kernel, one: Any, run_pass: RunPass) -> bool:
         ctx.log(f"{cell.id}: {why}", "yellow")
         with ctx.writer.lock:
             ctx.writer.drop_cell(cell)
-            ctx.writer.doc.setdefault("booted_again", []).append(
-                {"cell": cell.id, "kernel": cell.kernel, "why": why})
+            ctx.writer.add_booted_again(schema.BootedAgain(cell=cell.id, kernel=cell.kernel, why=why))
     second = run_pass(ctx, k, "", [(c, chk) for c, _, _ in again for chk in ctx.checks])
     for cell, _, _ in again:
         if still := hangs(second.console(cell)):
@@ -99,8 +98,7 @@ def result_of(one: Any, k: Kernel, cell: Cell, chk: Check | None) -> schema.Chec
 def regressions(ctx: Context, k: Kernel) -> list[tuple[Cell, str]]:
     """(cell, check name) of ``k``'s cells judged a regression on this first boot
     (a figure's regression is a moved figure's: see moved_pairs)."""
-    with ctx.writer.lock:
-        rows = compare.verdicts(ctx.writer.doc)
+    rows = compare.verdicts(ctx.writer.results())
     by_fs = {c.fs.name: c for c in k.cells}
     page = k.cells[0].page.name
     mine = [r for r in rows if r["page_size"] == page and r["fs"] in by_fs]
@@ -115,18 +113,10 @@ def during(reason: str) -> set[str]:
     return set(re.findall(r"\(during ([\w.:-]+)\)", reason))
 
 
-def recorded(ctx: Context, cell: Cell, name: str) -> dict[str, Any] | None:
-    for c in ctx.writer.doc["cells"]:
-        if c["id"] == cell.id:
-            return next((x for x in c["checks"] if x["name"] == name), None)
-    return None
-
-
 def series(ctx: Context, k: Kernel, run_pass: RunPass) -> None:
     """Series side: boot again what regressed or moved (the series, and for a
     regression the base), then settle each."""
-    with ctx.writer.lock:
-        moved = moved_pairs(ctx.writer.doc, k.cells, ctx.checks)
+    moved = moved_pairs(ctx.writer.results(), k.cells, ctx.checks)
     suspects = regressions(ctx, k)
     if not moved and not suspects:
         return
@@ -137,7 +127,8 @@ def series(ctx: Context, k: Kernel, run_pass: RunPass) -> None:
         # same order (a check may fail only after what ran before it in that
         # boot: a leak of folio references fails force-thp-ra after the
         # readahead checks, never alone). A splat: the checks it was seen during too.
-        said = (recorded(ctx, cell, "console") or {}).get("reason", "") if name == "console" else ""
+        console = ctx.writer.check_result(cell.id, "console") if name == "console" else None
+        said = console.reason if console else ""
         mine = by_name.get(name)
         names = [c.name for c in ctx.checks
                  if (is_own(c) if mine is None else is_own(c) == is_own(mine)) or c.name in during(said)]
@@ -161,11 +152,14 @@ def series(ctx: Context, k: Kernel, run_pass: RunPass) -> None:
         if not m or m.get("kind") != Kind.DUMP:
             continue
         now = judge_measurement(chk, m, k.kernel_xy, cell.page.name, cell.fs.name).metrics
+        settled, noise = settle_moves(cell, chk.name, figs, now)
         with ctx.writer.lock:
-            settled = settle_moves(ctx.writer.doc, cell, chk.name, figs, now)
+            ctx.writer.add_noise(noise)
+            for u in settled:
+                ctx.writer.add_unconfirmed(u)
         for u in settled:
-            ctx.log(f"{cell.id} {chk.name} {u['metric']}: {u['base']} -> {u['series']}, but "
-                    f"{u['confirm']} on a second boot: noise, not the series", "yellow")
+            ctx.log(f"{cell.id} {chk.name} {u.metric}: {u.base} -> {u.series}, but "
+                    f"{u.confirm} on a second boot: noise, not the series", "yellow")
     ctx.writer.flush()
 
 
@@ -185,11 +179,9 @@ def settle_regressions(ctx: Context, k: Kernel, suspects: list[tuple[Cell, str]]
             on_base = ("the base passed again" if old and old.outcome in compare.GOOD
                        else "the base booted again too")
         else:
-            with ctx.writer.lock:
-                first = next((x for c in ctx.writer.doc["cells"] if c["kernel"] != cell.kernel
-                              and c["page_size"] == cell.page.name and c["fs"] == cell.fs.name
-                              for x in c["checks"] if x["name"] == name), None)
-            old = schema.CheckResult.model_validate(first) if first else None
+            old = next((x for c in ctx.writer.results().cells if c.kernel != cell.kernel
+                        and c.page_size == cell.page.name and c.fs == cell.fs.name
+                        for x in c.checks if x.name == name), None)
             on_base = "the base not booted again"
         again = compare.pair_verdict(cell.page.name, cell.fs.name, name, old, new)
         if again in ("error", "incomplete"):
@@ -202,8 +194,4 @@ def settle_regressions(ctx: Context, k: Kernel, suspects: list[tuple[Cell, str]]
                     + (f"; the series {new.outcome}, the base {old.outcome}" if new and old else "")
                     + ")")
         ctx.log(f"{cell.id} {name}: {said}", "red" if stands else "yellow")
-        with ctx.writer.lock:
-            entry = recorded(ctx, cell, name)
-            if entry is not None:
-                entry["confirmed"] = stands
-                entry["again"] = said
+        ctx.writer.mark_confirmed(cell.id, name, stands, said)

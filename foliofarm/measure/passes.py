@@ -27,7 +27,7 @@ from foliofarm.judge.checks import console_outcome, judge_measurement
 from foliofarm.results.outcome import Outcome
 from foliofarm.judge.noise import fold, noise_of, sample_figures
 from foliofarm.matrix import Cell
-from foliofarm.results.schema import Role
+from foliofarm.results.schema import BootEntry, Role
 from foliofarm.util import tmp_dir, write_json
 
 # a cell's boot for its tree's checks (thpmaps, the selftests' cell part)
@@ -57,9 +57,7 @@ def judge(ctx: Context, k: Kernel, cell: Cell, chk: Check, m: dict[str, Any]) ->
         (cdir / f"{chk.name}.kernel.log").write_text(m["kernel_log"])
     t0 = time.monotonic()
     out = judge_measurement(chk, m, k.kernel_xy, cell.page.name, cell.fs.name)
-    with ctx.writer.lock:
-        stages = ctx.writer.doc.setdefault("stages", {})
-        stages["judge_s"] = round(stages.get("judge_s", 0.0) + time.monotonic() - t0, 3)
+    ctx.writer.add_seconds("judge", time.monotonic() - t0, digits=3)
     return out
 
 
@@ -68,18 +66,17 @@ def base_timeouts(ctx: Context, k: Kernel) -> dict[tuple[str, str], float]:
     where this is the series side and the base measured it."""
     if k.side != Role.SERIES:
         return {}
-    sides = ctx.writer.doc.get("sides") or {}
-    base = (sides.get(Role.BASE) or {}).get("kernel")
+    doc = ctx.writer.results()
+    base = doc.sides.base.kernel if doc.sides else None
     out = {}
-    with ctx.writer.lock:
-        for cell in ctx.writer.doc["cells"]:
-            if cell["kernel"] != base or cell["page_size"] != k.cells[0].page.name:
-                continue
-            for c in cell["checks"]:
-                secs = c["metrics"].get("guest_seconds")
-                chk = next((x for x in ctx.checks if x.name == c["name"]), None)
-                if chk is not None and isinstance(secs, (int, float)) and c["outcome"] != "error":
-                    out[(cell["fs"], chk.name)] = check_timeout(chk, secs)
+    for cell in doc.cells:
+        if cell.kernel != base or cell.page_size != k.cells[0].page.name:
+            continue
+        for c in cell.checks:
+            secs = c.metrics.get("guest_seconds")
+            chk = next((x for x in ctx.checks if x.name == c.name), None)
+            if chk is not None and isinstance(secs, (int, float)) and c.outcome != "error":
+                out[(cell.fs, chk.name)] = check_timeout(chk, secs)
     return out
 
 
@@ -208,7 +205,7 @@ class Pass:
             self.boots.append(boot)
             self.boot_splats.extend(b for b in boot.boot_splats if b not in self.boot_splats)
             if not self.label:
-                self.ctx.writer.add("boots", boot.as_dict())
+                self.ctx.writer.add_boot(BootEntry.model_validate(boot.as_dict()))
         what = f"boot {boot.attempt} of {self.page.name} {self.kernel}{self.label} for {boot.fs}"
         if boot.error:
             self.ctx.log(f"{what}: {boot.error}", "red")
@@ -335,9 +332,8 @@ def measure_kernel(ctx: Context, k: Kernel, reuse_base: bool, want_noise: bool) 
             w.record(cell, console_outcome([]), flush=False)
         if ctx.recorded is not None:
             ctx.recorded()
-        w.add("boots", {"page_size": k.cells[0].page.name, "kernel": k.cells[0].kernel,
-                        "reused": str(path), "measured_by": saved.get("run_id"),
-                        "console_log": saved.get("console_log")})
+        w.add_boot(BootEntry(page_size=k.cells[0].page.name, kernel=k.cells[0].kernel, reused=str(path),
+                             measured_by=saved.get("run_id"), console_log=saved.get("console_log")))
         ctx.log(f"{k.cells[0].page.name} {k.cells[0].kernel}: measurements reused from run "
                 f"{saved.get('run_id')} ({path.name}); --fresh measures again", None)
         measured, clean = saved["measurements"], True
@@ -378,9 +374,6 @@ def record_noise(ctx: Context, ranges: dict[str, Any]) -> None:
     """Per cell and check: how far each figure moved across the clean boots of
     the same base (0 for most figures under TCG), kept in results.json."""
     found = noise_of(ranges)
-    with ctx.writer.lock:
-        noise = ctx.writer.doc.setdefault("noise", {})
-        for key, per_check in found.items():
-            noise.setdefault(key, {}).update(per_check)
-        ctx.writer.flush()
+    ctx.writer.set_noise(found)
+    ctx.writer.flush()
 

@@ -14,20 +14,19 @@ folio-size distributions, base against series, embedded so it opens offline.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from foliofarm.results import schema
 from foliofarm.judge import compare
+from foliofarm.results.read import read
 from foliofarm.report import plots, render, sections, text
 from foliofarm.report.tables import columns
 from foliofarm.util import write_atomic
 
 
-def write(run_dir: Path, doc: schema.Results | dict[str, Any],
+def write(run_dir: Path, doc: schema.Results,
           drawn: dict[tuple[str, str], bytes] | None = None) -> tuple[Path, Path]:
     """report.md, report.html, report.txt and plots/. ``drawn``: plots made
     earlier (from page_part) of page sizes whose cells have not changed since."""
-    doc = schema.typed(doc)
     drawn = drawn or {}
     pages = {p for p, _, _, _ in columns(doc)} - {p for _, p in drawn}
     pngs = {**drawn, **plots.draw(doc, pages)}
@@ -42,12 +41,9 @@ def write(run_dir: Path, doc: schema.Results | dict[str, Any],
     return md, page
 
 
-def readback(path: Path) -> dict[str, Any]:
-    """A results.json handed over, checked against the schema, its verdicts
-    judged again from its cells (a killed run's has none; a copy's may be
-    stale or damaged: they are derived data, never trusted as read)."""
-    doc = schema.load(path)
-    doc.pop("verdicts", None)
-    if doc.get("sides"):
-        doc["verdicts"] = compare.verdicts(doc)
-    return doc
+def readback(path: Path) -> schema.Results:
+    """A results.json handed over (or the run folder holding it), read
+    (results/read.py), its verdicts judged again from its cells (a killed run's
+    has none; a copy's may be stale or damaged: they are derived data, never
+    trusted as read)."""
+    return compare.judged(read(path))

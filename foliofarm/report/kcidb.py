@@ -29,9 +29,8 @@ from pathlib import Path
 from typing import Any
 
 from foliofarm.errors import InfraError, UsageError
-from foliofarm.judge import compare, figures
+from foliofarm.judge import figures
 from foliofarm.results.schema import CellResult, CheckResult, Results, Subtest
-from foliofarm.results.read import read as results_read
 
 ORIGIN = "foliofarm"
 TOKEN_ENV = "FOLIOFARM_KCIDB_TOKEN"
@@ -254,4 +253,5 @@ def submit(url: str, data: dict[str, Any], token: str | None = None) -> str:
 
 def read(where: Path) -> Results:
     """A run's results (its folder or its results.json), verdicts judged again."""
-    return compare.judged(results_read(where))
+    from foliofarm.report import readback
+    return readback(where)

@@ -3,12 +3,10 @@ distributions, base against series (matplotlib, without pyplot)."""
 
 from __future__ import annotations
 
-import copy
 import io
-from typing import Any
 
 from foliofarm.report.tables import by_cell, check_names, columns
-from foliofarm.results.schema import CheckResult, Results, typed
+from foliofarm.results.schema import CheckResult, Results
 
 
 def distribution(result: CheckResult | None) -> dict[str, float]:
@@ -22,13 +20,12 @@ def distribution(result: CheckResult | None) -> dict[str, float]:
     return {f"{k}kB": 100.0 * v / total for k, v in hist.items()}
 
 
-def draw(doc: Results | dict[str, Any], pages: set[str] | None = None) -> dict[tuple[str, str], bytes]:
+def draw(doc: Results, pages: set[str] | None = None) -> dict[tuple[str, str], bytes]:
     """One PNG per check and page size (of ``pages``, default all): the folio-size
     distribution per filesystem, base against series (or one bar per kernel on
     a one-sided run)."""
     from matplotlib.figure import Figure   # no pyplot: no global figure state, no GUI backend
 
-    doc = typed(doc)
     cols = columns(doc)
     by = by_cell(doc)
     out = {}
@@ -65,12 +62,9 @@ def draw(doc: Results | dict[str, Any], pages: set[str] | None = None) -> dict[t
     return out
 
 
-def page_part(doc: dict[str, Any], page: str) -> dict[str, Any]:
-    """A copy of one page size's cells (and what a document must have): its
-    plots can be drawn from it while the next page size is measured, so that
-    the report at the end has less to do."""
-    part = {k: copy.deepcopy(doc[k]) for k in ("run_id", "command", "complete", "started", "sides")
-            if k in doc}
-    part["cells"] = copy.deepcopy([c for c in doc["cells"] if c["page_size"] == page])
-    part.setdefault("complete", False)
-    return part
+def page_part(doc: Results, page: str) -> Results:
+    """One page size's cells (and what a document must have): its plots can be
+    drawn from them while the next page size is measured, so that the report
+    at the end has less to do."""
+    return Results(run_id=doc.run_id, command=doc.command, complete=doc.complete, started=doc.started,
+                   sides=doc.sides, cells=[c for c in doc.cells if c.page_size == page])

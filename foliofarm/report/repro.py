@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from foliofarm.paths import ROOT
+from foliofarm.results.schema import Results
 from foliofarm.util import UMASK, write_atomic
 
 
@@ -43,16 +44,16 @@ def argv(opts: Any, page: str, fs: str) -> list[str]:
     return out
 
 
-def write(run_dir: Path, doc: dict[str, Any], opts: Any) -> list[Path]:
+def write(run_dir: Path, doc: Results, opts: Any) -> list[Path]:
     """One repro.sh per cell of ``doc``; a series run's two sides share theirs."""
     written = []
-    for cell in doc["cells"]:
-        cdir = run_dir / "cells" / cell["id"]
+    for cell in doc.cells:
+        cdir = run_dir / "cells" / cell.id
         cdir.mkdir(parents=True, exist_ok=True)
-        cmd = argv(opts, cell["page_size"], cell["fs"])
+        cmd = argv(opts, cell.page_size, cell.fs)
         script = (
             "#!/bin/sh\n"
-            f"# Re-runs cell {cell['page_size']}-{cell['fs']} of foliofarm run {doc['run_id']} with the\n"
+            f"# Re-runs cell {cell.page_size}-{cell.fs} of foliofarm run {doc.run_id} with the\n"
             "# same inputs (kernel, series, checks, config, guest), booting afresh.\n"
             "# Results go to $RESULTS (default: repro/ beside this script); extra\n"
             "# arguments are passed to foliofarm run.\n"

@@ -4,18 +4,16 @@ needs first (the summary and verdicts) down to how to reproduce the run."""
 from __future__ import annotations
 
 import shlex
-from typing import Any
 
 from foliofarm.report.tables import (Section, changed_figures, changes_table, check_names, check_table,
                                      crosscheck_tables, fmt, page_rank, verdict_matrix)
-from foliofarm.results.schema import Results, typed
+from foliofarm.results.schema import Results
 
 Plots = dict[tuple[str, str], bytes]
 
 
-def build(doc: Results | dict[str, Any], plots: Plots | None = None) -> tuple[str, list[Section]]:
+def build(doc: Results, plots: Plots | None = None) -> tuple[str, list[Section]]:
     """The report's title and sections, in the order a reader wants them."""
-    doc = typed(doc)
     sides = doc.sides
     title = (f"foliofarm: {sides.base.kernel} vs {sides.series.kernel}" if sides
              else f"foliofarm run {doc.run_id}")

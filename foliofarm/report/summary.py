@@ -8,7 +8,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from foliofarm.results.schema import Results, Verdict, typed
+from foliofarm.results.schema import Results, Verdict
 
 # Figures shown in the cells table, per check.
 SUMMARY = {
@@ -53,8 +53,7 @@ def short(v: Any) -> str:
 WIDE = 160
 
 
-def print_table(doc: Results | dict[str, Any], names: list[str], console: Console | None = None) -> None:
-    doc = typed(doc)
+def print_table(doc: Results, names: list[str], console: Console | None = None) -> None:
     console = console or Console()
     names = [*names, "console"]
     id_width = max((len(c.id) for c in doc.cells), default=4)
@@ -105,8 +104,7 @@ def changed_text(r: Verdict, limit: int = 6) -> str:
     return ", ".join(parts)
 
 
-def print_verdicts(doc: Results | dict[str, Any], console: Console | None = None) -> None:
-    doc = typed(doc)
+def print_verdicts(doc: Results, console: Console | None = None) -> None:
     sides = doc.sides
     assert sides is not None, "verdicts are a two-sided run's"
     table = Table(title=f"{sides.base.kernel} -> {sides.series.kernel}: verdicts "

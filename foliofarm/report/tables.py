@@ -10,7 +10,7 @@ from typing import Any
 
 from foliofarm import matrix
 from foliofarm.judge.compare import FIGURES
-from foliofarm.results.schema import CheckResult, Results, Role, typed
+from foliofarm.results.schema import CheckResult, Results, Role
 
 Block = tuple  # ("p", text) | ("table", header, rows) | ("pre", text) | ("img", name, png, alt)
 
@@ -71,8 +71,7 @@ def check_names(doc: Results) -> list[str]:
     return list(dict.fromkeys(c.name for cell in doc.cells for c in cell.checks))
 
 
-def check_table(doc: Results | dict[str, Any], name: str) -> tuple[list[str], list[list[str]]]:
-    doc = typed(doc)
+def check_table(doc: Results, name: str) -> tuple[list[str], list[list[str]]]:
     cols = columns(doc)
     by = by_cell(doc)
     results = [by.get((k, p, f), {}).get(name) for p, f, _, k in cols]
@@ -95,10 +94,9 @@ def check_table(doc: Results | dict[str, Any], name: str) -> tuple[list[str], li
     return header, rows
 
 
-def verdict_matrix(doc: Results | dict[str, Any]) -> tuple[list[str], list[list[str]]]:
+def verdict_matrix(doc: Results) -> tuple[list[str], list[list[str]]]:
     """Checks down, cells across; a selftest gets a row only where some cell
     has news of it (Verdict.quiet)."""
-    doc = typed(doc)
     loud = {r.check for r in doc.verdicts if not r.quiet}
     rows = [r for r in doc.verdicts if r.check in loud]
     cells = list(dict.fromkeys(r.cell for r in rows))
@@ -135,11 +133,10 @@ def changed_figures(doc: Results) -> tuple[list[str], list[list[str]]]:
     return ["cell", "check", "figure", "base", "series", "delta", "noise", "judged"], rows
 
 
-def crosscheck_tables(doc: Results | dict[str, Any], name: str) -> list[Block]:
+def crosscheck_tables(doc: Results, name: str) -> list[Block]:
     """Per cell, a cross-check's rows (judge/thpmaps.py): each counter the farm
     and the other tool gave, whether they agree and, where they differ by design,
     why. Rows where both say 0 are left out."""
-    doc = typed(doc)
     blocks: list[Block] = []
     by = by_cell(doc)
     for p, f, side, k in columns(doc):

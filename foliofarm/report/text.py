@@ -11,7 +11,7 @@ import textwrap
 from typing import Any
 
 from foliofarm.report.tables import by_cell, check_names, columns, page_rank
-from foliofarm.results.schema import CheckResult, Results, Role, Verdict, typed
+from foliofarm.results.schema import CheckResult, Results, Role, Verdict
 
 WIDTH = 72
 LABEL = 20          # the category column's text
@@ -107,9 +107,8 @@ def _group_died(rows: list[Verdict], died: dict[str, str]) -> dict[str, list[Ver
     return out
 
 
-def render(doc: Results | dict[str, Any]) -> str:
+def render(doc: Results) -> str:
     """report.txt: the run's verdicts and what moved, in plain text for a reply to the list."""
-    doc = typed(doc)
     # a selftest with nothing to say (skipped or failing the known way on both
     # sides) is counted in its check's row, not listed
     notable = [r for r in doc.verdicts if (r.verdict != "pass" or r.changed) and not r.quiet]

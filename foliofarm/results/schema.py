@@ -35,12 +35,12 @@ class Role(enum.StrEnum):
     SERIES = "series"
 
 
-class _Part(BaseModel):
+class Part(BaseModel):
     # Fields a later version adds are kept, not refused.
     model_config = ConfigDict(extra="allow")
 
 
-class Subtest(_Part):
+class Subtest(Part):
     name: str
     outcome: Literal[OUTCOMES]           # type: ignore[valid-type]
     reason: str = ""
@@ -51,7 +51,7 @@ class Subtest(_Part):
     flaky_failed: list[str] = []     # failed results a flaky row covers: no news
 
 
-class CrossCheckRow(_Part):
+class CrossCheckRow(Part):
     """One counter of a cross-check (judge/thpmaps.py): the farm's reading and
     the other tool's, and where they differ by design, why."""
     counter: str
@@ -61,7 +61,7 @@ class CrossCheckRow(_Part):
     note: str = ""
 
 
-class CheckResult(_Part):
+class CheckResult(Part):
     name: str
     outcome: Literal[OUTCOMES]           # type: ignore[valid-type]
     reason: str = ""
@@ -76,7 +76,7 @@ class CheckResult(_Part):
     again: str = ""
 
 
-class CellResult(_Part):
+class CellResult(Part):
     id: str
     page_size: str
     fs: str
@@ -84,7 +84,7 @@ class CellResult(_Part):
     checks: list[CheckResult]
 
 
-class KernelEntry(_Part):
+class KernelEntry(Part):
     page_size: str
     kernel: str
     side: Optional[str] = None
@@ -96,7 +96,7 @@ class KernelEntry(_Part):
     error: Optional[str] = None
 
 
-class BootEntry(_Part):
+class BootEntry(Part):
     page_size: str
     kernel: str
     console_log: Optional[str] = None
@@ -114,14 +114,14 @@ class BootEntry(_Part):
     error: Optional[str] = None
 
 
-class Finding(_Part):
+class Finding(Part):
     level: str
     type: str
     message: str
     line: Union[int, str, None]
 
 
-class Checkpatch(_Part):
+class Checkpatch(Part):
     number: int
     subject: str
     errors: int
@@ -130,7 +130,7 @@ class Checkpatch(_Part):
     findings: list[Finding]
 
 
-class EachCommit(_Part):
+class EachCommit(Part):
     number: int
     commit: str
     subject: str
@@ -139,17 +139,17 @@ class EachCommit(_Part):
     errors: str = ""
 
 
-class Side(_Part):
+class Side(Part):
     kernel: str
     origin: str
 
 
-class Sides(_Part):
+class Sides(Part):
     base: Side
     series: Side
 
 
-class SeriesPatch(_Part):
+class SeriesPatch(Part):
     number: int
     subject: str
     files: list[str]
@@ -158,7 +158,7 @@ class SeriesPatch(_Part):
     message_id: Optional[str] = None
 
 
-class SeriesRecord(_Part):
+class SeriesRecord(Part):
     spec: Optional[str] = None
     message_id: Optional[str] = None    # the cover letter's, else patch 1's
     kind: Optional[str] = None
@@ -171,7 +171,7 @@ class SeriesRecord(_Part):
     base: Optional["BaseChoice"] = None   # in a followed tree: where it was applied, and why
 
 
-class BaseChoice(_Part):
+class BaseChoice(Part):
     """The base a series' run chose in a followed tree (intake/bases.py)."""
     commit: str
     branch: str = ""
@@ -180,7 +180,7 @@ class BaseChoice(_Part):
     text: str
 
 
-class Unconfirmed(_Part):
+class Unconfirmed(Part):
     """A figure that moved on the series' first boot and not on its second."""
     cell: str
     check: str
@@ -190,19 +190,19 @@ class Unconfirmed(_Part):
     confirm: Figure = None
 
 
-class BootedAgain(_Part):
+class BootedAgain(Part):
     """A cell booted again before its results counted (measure/confirm.py)."""
     cell: str
     kernel: str
     why: str
 
 
-class ErrorEntry(_Part):
+class ErrorEntry(Part):
     stage: str
     message: str
 
 
-class FigurePair(_Part):
+class FigurePair(Part):
     """A figure base against series (a verdict row's key figures)."""
     metric: str
     base: Figure = None
@@ -222,7 +222,7 @@ VERDICTS = ("pass", "changed", "regression", "flaky", "fixed", "fail", "xfail", 
             "incomplete", "build-broken")
 
 
-class Verdict(_Part):
+class Verdict(Part):
     """One check (or one test of a selftests check) on one cell, base against
     series: judged again from the cells whenever the document is read."""
     page_size: str
@@ -248,7 +248,7 @@ class Verdict(_Part):
         return bool(self.subtest_of) and self.verdict in ("pass", "skip", "xfail") and not self.changed
 
 
-class Milestone(_Part):
+class Milestone(Part):
     """A part of a two-sided run's verdict that became final while the rest
     ran: the farm's own checks' (seconds after the run started, their rows'
     verdicts counted, what was still running), then the whole verdict's."""
@@ -260,7 +260,7 @@ class Milestone(_Part):
     to_confirm: int = 0
 
 
-class Results(_Part):
+class Results(Part):
     schema_version: int = SCHEMA_VERSION
     run_id: str
     command: list[str]
@@ -344,10 +344,15 @@ def normalised(model: Results, doc: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in out.items() if k in doc or v is not None}
 
 
-def typed(doc: dict[str, Any] | Results) -> Results:
-    """The document as its models, for code that reads it (the report, the
-    terminal tables): a document the writer or the reader checked already."""
-    return doc if isinstance(doc, Results) else Results.model_validate(upgrade(doc))
+def plain(doc: Results) -> dict[str, Any]:
+    """The document as JSON data, as the reader gives it (normalised): the
+    parts it does not have left out."""
+    return {k: v for k, v in doc.model_dump().items() if v is not None}
+
+
+def typed(doc: dict[str, Any]) -> Results:
+    """A document (as parsed JSON, or as the writer keeps it) as its models."""
+    return Results.model_validate(upgrade(doc))
 
 
 def load(path: Path) -> dict[str, Any]:

@@ -108,10 +108,102 @@ class ResultsWriter:
             rank = {n: i for i, n in enumerate(names)}
             self._cell(cell)["checks"].sort(key=lambda c: rank.get(c["name"], len(rank)))
 
-    def add(self, key: str, item: Any) -> None:
+    def _append(self, key: str, item: schema.Part, flush: bool = True) -> None:
+        """``item`` (a model of the schema, so checked as it is made) at the
+        end of the document's list ``key``, as the fields it was given."""
         with self.lock:
-            self.doc.setdefault(key, []).append(item)
+            self.doc.setdefault(key, []).append(item.model_dump(exclude_unset=True))
+            if flush:
+                self.flush()
+
+    def add_kernel(self, kernel: schema.KernelEntry) -> None:
+        self._append("kernels", kernel)
+
+    def add_boot(self, boot: schema.BootEntry) -> None:
+        self._append("boots", boot)
+
+    def add_error(self, stage: str, message: str) -> None:
+        self._append("errors", schema.ErrorEntry(stage=stage, message=message))
+
+    def add_each_commit(self, commit: schema.EachCommit) -> None:
+        self._append("each_commit", commit)
+
+    def add_booted_again(self, again: schema.BootedAgain) -> None:
+        self._append("booted_again", again, flush=False)
+
+    def add_unconfirmed(self, move: schema.Unconfirmed) -> None:
+        self._append("unconfirmed", move, flush=False)
+
+    def check_result(self, cell_id: str, name: str) -> schema.CheckResult | None:
+        """What is recorded for check ``name`` on cell ``cell_id``."""
+        with self.lock:
+            for c in self.doc["cells"]:
+                if c["id"] == cell_id:
+                    entry = next((x for x in c["checks"] if x["name"] == name), None)
+                    return schema.CheckResult.model_validate(entry) if entry else None
+        return None
+
+    def mark_confirmed(self, cell_id: str, name: str, confirmed: bool, again: str) -> None:
+        """A series' regression booted again: whether it stood, and what the
+        second boots found (measure/confirm.py)."""
+        with self.lock:
+            for c in self.doc["cells"]:
+                if c["id"] == cell_id:
+                    for x in c["checks"]:
+                        if x["name"] == name:
+                            x.update(confirmed=confirmed, again=again)
+
+    def add_milestone(self, milestone: schema.Milestone) -> None:
+        self._append("milestones", milestone)
+
+    def set_sides(self, sides: schema.Sides) -> None:
+        with self.lock:
+            self.doc["sides"] = sides.model_dump(exclude_unset=True)
             self.flush()
+
+    def set_series(self, series: schema.SeriesRecord) -> None:
+        with self.lock:
+            self.doc["series"] = series.model_dump(exclude_unset=True)
+            self.flush()
+
+    def set_series_commits(self, commits: list[str]) -> None:
+        """The commits the series became on its work branch (git am)."""
+        with self.lock:
+            self.doc["series"]["commits"] = list(commits)
+            self.flush()
+
+    def set_checkpatch(self, found: list[schema.Checkpatch]) -> None:
+        with self.lock:
+            self.doc["checkpatch"] = [f.model_dump(exclude_unset=True) for f in found]
+            self.flush()
+
+    def set_machine(self, **about: str | int | float) -> None:
+        """What the run ran on (the host, the guest's shape, a LAVA lab)."""
+        with self.lock:
+            self.doc.setdefault("machine", {}).update(about)
+
+    def add_seconds(self, stage: str, seconds: float, digits: int = 2) -> None:
+        """Time spent in a named stage of the run (``<stage>_s``), summed over repeats."""
+        with self.lock:
+            stages = self.doc.setdefault("stages", {})
+            stages[f"{stage}_s"] = round(stages.get(f"{stage}_s", 0.0) + seconds, digits)
+
+    def set_noise(self, noise: dict[str, dict[str, dict[str, float]]]) -> None:
+        """Cell -> check -> figure -> its noise over the base's clean boots
+        (each check's figures replaced as a whole)."""
+        with self.lock:
+            mine = self.doc.setdefault("noise", {})
+            for cell, by_check in noise.items():
+                mine.setdefault(cell, {}).update(by_check)
+
+    def add_noise(self, noise: dict[str, dict[str, dict[str, float]]]) -> None:
+        """Cell -> check -> figure -> noise, figure by figure (a move a second
+        boot did not repeat: measure/confirm.py)."""
+        with self.lock:
+            mine = self.doc.setdefault("noise", {})
+            for cell, by_check in noise.items():
+                for check, figs in by_check.items():
+                    mine.setdefault(cell, {}).setdefault(check, {}).update(figs)
 
     def order_cells(self) -> None:
         """Cells in matrix order within each kernel (page size, then filesystem),

@@ -18,9 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from foliofarm.judge import compare
 from foliofarm.paths import ROOT
-from foliofarm.results.read import read
+from foliofarm.report import readback
 from foliofarm.results.schema import Results, ResultsError
 from foliofarm.util import kill_group
 
@@ -105,6 +104,6 @@ def read_back(run_dir: Path) -> Results | None:
     run's document has no verdicts); None if there is none or it cannot be
     read (the run died before writing it, or left it damaged)."""
     try:
-        return compare.judged(read(run_dir))
+        return readback(run_dir)
     except ResultsError:
         return None

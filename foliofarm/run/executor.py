@@ -27,7 +27,7 @@ from foliofarm.kernel.build import Artifacts, Builder
 from foliofarm.kernel.kconfig import extra_fragment
 from foliofarm.matrix import Cell
 from foliofarm.run.plan import Build, RunOptions, Step
-from foliofarm.results.schema import Role
+from foliofarm.results.schema import KernelEntry, Milestone, Role
 from foliofarm.results.writer import ResultsWriter
 from foliofarm.util import settle
 
@@ -225,23 +225,21 @@ class Executor:
         label = plan.label(src, self.opts.variant)
         mine = [Cell(page, fs, label) for fs in self.opts.filesystems
                  if self.opts.cells is None or f"{page.name}-{fs.name}" in self.opts.cells]
-        entry: dict[str, Any] = {"page_size": page.name, "kernel": label, "side": role}
         arts, initrd, exc = built
         if isinstance(exc, BuildError):
-            entry.update(build_failed=True, error=str(exc))
-            w.add("kernels", entry)
+            w.add_kernel(KernelEntry(page_size=page.name, kernel=label, side=role, build_failed=True,
+                                     error=str(exc)))
             self._error_cells(mine, f"build failed: {exc}")
             return role == Role.SERIES   # a series that breaks the build is a verdict, not an incomplete run
         if exc is not None or arts is None or initrd is None:
             self._error_cells(mine, f"build failed: {exc}")
             return False
         meta = arts.meta()
-        if self.opts.extra_config:
-            entry["extra_config"] = list(self.opts.extra_config)
-        entry.update(artifacts=str(arts.dir), built_now=arts.built,
-                     build_seconds=meta.get("seconds"), reproduce=meta.get("reproduce"),
-                     absent_optional=meta.get("absent_optional", []))
-        w.add("kernels", entry)
+        extra = {"extra_config": list(self.opts.extra_config)} if self.opts.extra_config else {}
+        w.add_kernel(KernelEntry(page_size=page.name, kernel=label, side=role, **extra,
+                                 artifacts=str(arts.dir), built_now=arts.built,
+                                 build_seconds=meta.get("seconds"), reproduce=meta.get("reproduce"),
+                                 absent_optional=meta.get("absent_optional", [])))
         self.log(f"kernel {label} {page.name}: {'built' if arts.built else 'cached'} {arts.dir.name}")
         k = cells.Kernel(arts=arts, initrd=initrd, cells=mine, disks=self.disks,
                            kernel_xy=self.kernel_xy, side=role, swap=self.swap,
@@ -265,8 +263,7 @@ class Executor:
     def _draw(self, page: matrix.PageSize) -> None:
         """This page size's plots, while the next one is measured (its cells
         are final: both sides of a series run are measured)."""
-        with self.writer.lock:
-            part = plots.page_part(self.writer.doc, page.name)
+        part = plots.page_part(self.writer.results(), page.name)
         try:
             self.drawn.update(plots.draw(part, {page.name}))
         except Exception as exc:   # the report at the end draws them again, or says why not
@@ -293,23 +290,23 @@ class Executor:
         own = [c.name for c in o.checks if is_own(c)]
         rest = [c.name for c in o.checks if c.name not in own]
         with w.lock:
-            sides = w.doc.get("sides")
-            if self.own_told or not sides or not own or not rest:
+            if self.own_told or not own or not rest:
                 return
-            want = [f"{p.name}-{fs.name}-{side['kernel']}" for side in sides.values()
+            doc = w.results()
+            if doc.sides is None:
+                return
+            want = [f"{p.name}-{fs.name}-{side.kernel}" for side in (doc.sides.base, doc.sides.series)
                     for p in o.page_sizes for fs in o.filesystems
                     if o.cells is None or f"{p.name}-{fs.name}" in o.cells]
-            got = {(c["id"], ch["name"]) for c in w.doc["cells"] for ch in c["checks"]}
+            got = {(c.id, ch.name) for c in doc.cells for ch in c.checks}
             if not all((cid, n) in got for cid in want for n in own):
                 return
             self.own_told = True
-            rows = [r for r in compare.verdicts(w.doc) if r["check"].split(":")[0] in own]
+            rows = [r for r in compare.verdicts(doc) if r["check"].split(":")[0] in own]
             counts = dict(Counter(r["verdict"] for r in rows if not r.get("subtest_of")))
             moved = sum(1 for r in rows if r.get("changed") and r["verdict"] in ("changed", "regression"))
-            w.doc.setdefault("milestones", []).append(
-                {"part": OWN, "seconds": w.seconds(), "checks": own, "verdicts": counts,
-                 "pending": rest, "to_confirm": moved})
-            w.flush()
+            w.add_milestone(Milestone(part=OWN, seconds=w.seconds(), checks=own, verdicts=counts,
+                                      pending=rest, to_confirm=moved))
         told = ", ".join(f"{n} {v}" for v, n in sorted(counts.items()))
         self.log(f"the farm's own checks' verdict is final after {w.seconds():.0f} s: {told}"
                  + (f" ({moved} with moved figures to be confirmed by a second boot)" if moved else "")

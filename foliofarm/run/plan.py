@@ -24,7 +24,8 @@ from foliofarm.judge.catalogue import Check
 from foliofarm.kernel.build import Builder
 from foliofarm.kernel.kconfig import extra_fragment
 from foliofarm.results.writer import ResultsWriter
-from foliofarm.results.schema import Role
+from foliofarm.results.schema import (BaseChoice, Checkpatch, EachCommit, Role, SeriesPatch, SeriesRecord, Side,
+                                      Sides)
 
 
 @dataclass
@@ -126,10 +127,8 @@ def steps(g: Ground, opts: RunOptions, src: source.KernelSource) -> Steps:
 
 
 def set_sides(g: Ground, base: source.KernelSource, new: source.KernelSource) -> None:
-    g.writer.doc["sides"] = {
-        Role.BASE: {"kernel": label(base, g.variant), "origin": base.origin},
-        Role.SERIES: {"kernel": label(new, g.variant), "origin": new.origin}}
-    g.writer.flush()
+    g.writer.set_sides(Sides(base=Side(kernel=label(base, g.variant), origin=base.origin),
+                             series=Side(kernel=label(new, g.variant), origin=new.origin)))
 
 
 def compare(g: Ground, src: source.KernelSource, other_spec: str, kernel_spec: str) -> Steps:
@@ -170,7 +169,7 @@ def with_series(g: Ground, src: source.KernelSource, spec: str, each_commit: boo
 
 
 def choose_base(g: Ground, src: source.KernelSource, ser: series.Series
-                ) -> tuple[source.KernelSource, dict[str, Any]]:
+                ) -> tuple[source.KernelSource, BaseChoice]:
     """A followed tree without a commit (--base): the base the series was
     written for (intake/bases.py), recorded; one it applies to nowhere is
     refused with every attempt's reason."""
@@ -181,54 +180,50 @@ def choose_base(g: Ground, src: source.KernelSource, ser: series.Series
     if choice.commit is None:
         raise UsageError(f"{ser.spec}: {choice.describe()}")
     g.log(f"series base: {choice.describe()}")
-    base = {"commit": choice.commit, "branch": choice.branch, "why": choice.why,
-            "attempts": choice.attempts, "text": choice.describe()}
+    base = BaseChoice(commit=choice.commit, branch=choice.branch, why=choice.why,
+                      attempts=choice.attempts, text=choice.describe())
     return replace(src, ref=choice.commit, origin=f"{f.where} at {choice.commit[:12]}"
                    + (f" ({choice.branch})" if choice.branch else ""),
                    version=source.makefile_version(src.tree, choice.commit)), base
 
 
 def record_series(g: Ground, src: source.KernelSource, ser: series.Series,
-                  base: dict[str, Any] | None = None) -> None:
+                  base: BaseChoice | None = None) -> None:
     """The series as read, in the results (its commits and checkpatch's findings
     follow: record_commits, run_checkpatch)."""
-    w = g.writer
     g.log(f"series: {ser.describe()}")
-    w.doc["series"] = {"spec": ser.spec, "kind": ser.kind, "cover": ser.cover,
-                       "base_commit": ser.base_commit, "base_under_test": src.origin,
-                       "patches": [{"number": p.number, "subject": p.subject, "name": p.name,
-                                    "files": list(p.files + p.new_files),
-                                    "sha256": hashlib.sha256(p.raw).hexdigest(),
-                                    **({"message_id": p.message_id} if p.message_id else {})}
-                                   for p in ser.patches]}
+    patches = [SeriesPatch(number=p.number, subject=p.subject, name=p.name, files=list(p.files + p.new_files),
+                           sha256=hashlib.sha256(p.raw).hexdigest(),
+                           **({"message_id": p.message_id} if p.message_id else {}))
+               for p in ser.patches]
+    more: dict[str, Any] = {}
     if ser.message_id:
-        w.doc["series"]["message_id"] = ser.message_id
+        more["message_id"] = ser.message_id
     if base:
-        w.doc["series"]["base"] = base
+        more["base"] = base
     if ser.notes:
-        w.doc["series"]["intake_notes"] = list(ser.notes)
+        more["intake_notes"] = list(ser.notes)
         for n in ser.notes:
             g.log(f"series intake: {n}", None)
     if note := apply.base_commit_note(ser, src):
-        w.doc["series"]["base_commit_note"] = note
+        more["base_commit_note"] = note
         g.log(note, "yellow")
-    w.flush()
+    g.writer.set_series(SeriesRecord(spec=ser.spec, kind=ser.kind, cover=ser.cover, base_commit=ser.base_commit,
+                                     base_under_test=src.origin, patches=patches, **more))
 
 
 def record_commits(g: Ground, ap: apply.Applied) -> None:
-    g.writer.doc["series"]["commits"] = ap.commits
-    g.writer.flush()
+    g.writer.set_series_commits(ap.commits)
 
 
 def run_checkpatch(g: Ground, src: source.KernelSource, ser: series.Series) -> None:
     """The tree's checkpatch.pl on every patch, the tree at its base."""
-    w = g.writer
     with g.status("checkpatch.pl"):
-        w.doc["checkpatch"] = checkpatch.check(src.tree, ser)
-    w.flush()
-    for p in w.doc["checkpatch"]:
-        g.log(f"checkpatch {p['number']}/{len(ser.patches)} {p['subject']}: "
-              f"{p['errors']} errors, {p['warnings']} warnings, {p['checks']} checks")
+        found = [Checkpatch.model_validate(p) for p in checkpatch.check(src.tree, ser)]
+    g.writer.set_checkpatch(found)
+    for p in found:
+        g.log(f"checkpatch {p.number}/{len(ser.patches)} {p.subject}: "
+              f"{p.errors} errors, {p.warnings} warnings, {p.checks} checks")
 
 
 def _with_series(g: Ground, src: source.KernelSource, ser: series.Series, each_commit: bool,
@@ -279,20 +274,20 @@ def build_each_commit(g: Ground, ap: apply.Applied) -> None:
     """Build every commit before the tip for every page size (the tip is the
     series side's own build); stop at the first that breaks."""
     w = g.writer
+    recorded = w.results().series
+    patches = recorded.patches if recorded else []
     try:
         for k, commit in enumerate(ap.commits[:-1], 1):
             apply.checkout(ap.source, commit)
-            subject = w.doc["series"]["patches"][k - 1]["subject"]
+            subject = patches[k - 1].subject
             for page in g.page_sizes:
                 entry = {"number": k, "commit": commit, "subject": subject, "page_size": page.name}
                 try:
                     with g.status(f"--each-commit: building {k}/{len(ap.commits)} {page.name}"):
                         arts = g.builder.build(ap.source, page, g.variant)
-                    entry.update(ok=True, built_now=arts.built)
-                    w.add("each_commit", entry)
+                    w.add_each_commit(EachCommit(**entry, ok=True, built_now=arts.built))
                 except BuildError as exc:
-                    entry.update(ok=False, errors=str(exc))
-                    w.add("each_commit", entry)
+                    w.add_each_commit(EachCommit(**entry, ok=False, errors=str(exc)))
                     g.log(f"commit {k}/{len(ap.commits)} {subject!r} does not build "
                           f"for {page.name}\n{exc}", "red")
                     return
@@ -305,19 +300,17 @@ def tip_built(g: Ground) -> None:
     """With --each-commit, the series' last commit is the series side's own
     build: record it beside the others, per page size as the series side's
     kernels record it (unless an earlier commit broke)."""
-    w = g.writer
-    commits = (w.doc.get("series") or {}).get("commits") or []
-    if not commits or any(not e["ok"] for e in w.doc.get("each_commit", [])):
+    doc = g.writer.results()
+    commits = doc.series.commits if doc.series else []
+    if not commits or any(not e.ok for e in doc.each_commit or []):
         return
-    for k in w.doc.get("kernels", []):
-        if k.get("side") != Role.SERIES:
+    for k in doc.kernels:
+        if k.side != Role.SERIES:
             continue
-        entry = {"number": len(commits), "commit": commits[-1],
-                 "subject": w.doc["series"]["patches"][-1]["subject"], "page_size": k["page_size"],
-                 "ok": not k.get("build_failed")}
-        if k.get("build_failed"):
-            entry["errors"] = k.get("error", "")
-        w.add("each_commit", entry)
+        broke = {"errors": k.error or ""} if k.build_failed else {}
+        g.writer.add_each_commit(EachCommit(number=len(commits), commit=commits[-1],
+                                            subject=doc.series.patches[-1].subject, page_size=k.page_size,
+                                            ok=not k.build_failed, **broke))
 
 
 def dry_run(opts: RunOptions, cache: Path) -> list[str]:

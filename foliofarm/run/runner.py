@@ -46,9 +46,7 @@ class Runner:
             with self.ui.status(status) if status else nullcontext():
                 yield
         finally:
-            with self.writer.lock:
-                stages = self.writer.doc.setdefault("stages", {})
-                stages[f"{name}_s"] = round(stages.get(f"{name}_s", 0.0) + time.monotonic() - t0, 2)
+            self.writer.add_seconds(name, time.monotonic() - t0)
 
     def dry_run(self) -> int:
         for line in dry_run(self.opts, self.cache):
@@ -60,10 +58,9 @@ class Runner:
         hosttools.require("aarch64-linux-gnu-gcc", QEMU, "dpkg-deb", "git")
         clean_stale_tmp()
         self.writer = w = ResultsWriter(o.results, o.command, strict_style=o.strict_style)
-        w.doc["machine"] = hosttools.machine()
-        w.doc["machine"]["guest"] = (f"{o.cpus} vCPU(s), {o.memory_mb} MB, {o.numa_nodes} NUMA "
-                                     f"node(s), accel {o.accel}, TCG threads {o.tcg_threads}"
-                                     + (f", own checks booted by {o.runner}" if o.runner != "qemu" else ""))
+        w.set_machine(**hosttools.machine(), guest=(
+            f"{o.cpus} vCPU(s), {o.memory_mb} MB, {o.numa_nodes} NUMA node(s), accel {o.accel}, "
+            f"TCG threads {o.tcg_threads}" + (f", own checks booted by {o.runner}" if o.runner != "qemu" else "")))
         self.log(f"results in {w.dir}")
         if o.timeout:       # then all the run started is killed, exit 3
             deadline(o.timeout, lambda: self.stopped(f"the run was stopped at its limit of "
@@ -73,7 +70,7 @@ class Runner:
         try:
             if o.lab is not None:       # its artifact server up; SIGTERM cancels its jobs
                 o.lab.open(lambda msg, style: self.log(msg, style))
-                w.doc["machine"]["lab"] = o.lab.describe()
+                w.set_machine(lab=o.lab.describe())
             with self.stage("source", f"preparing kernel source {o.kernel}"):
                 src = source.resolve(o.kernel, self.cache)
             self.log(f"kernel {src.spec}: {src.origin} ({src.tree})")
@@ -84,11 +81,11 @@ class Runner:
             with source.states_kept():      # the run holds its trees (source.py)
                 complete = self.loop(ex, steps(ex.ground(), o, src))
         except UsageError as exc:
-            w.add("errors", {"stage": "input", "message": str(exc)})
+            w.add_error("input", str(exc))
             self.ui.print(Text("error: ", style="red") + Text(str(exc)))
             complete, usage = False, True
         except FarmError as exc:
-            w.add("errors", {"stage": "setup", "message": str(exc)})
+            w.add_error("setup", str(exc))
             self.ui.print(Text("error: ", style="red") + Text(str(exc)))
             complete = False
         finally:
@@ -105,7 +102,7 @@ class Runner:
         """The run stopped from outside the loop (--timeout): said, its lab jobs canceled."""
         if self.opts.lab is not None:
             self.opts.lab.cancel_all(why)
-        self.writer.add("errors", {"stage": "limit", "message": why})
+        self.writer.add_error("limit", why)
         close(self.writer, False, self.opts.strict_style)
         self.ui.print(Text("error: ", style="red") + Text(why))
 
@@ -131,17 +128,18 @@ class Runner:
     def finish(self, ex: Executor, code: int) -> None:
         """repro.sh, the terminal tables and the report, from what was recorded."""
         w = self.writer
+        doc = w.results()
         try:
-            repro.write(w.dir, w.doc, self.opts)
+            repro.write(w.dir, doc, self.opts)
         except OSError as exc:
             self.log(f"repro.sh not written: {exc}", "red")
-        if w.doc["cells"]:
-            summary.print_table(w.doc, [c.name for c in self.opts.checks])
-        if w.doc.get("verdicts"):
-            summary.print_verdicts(w.doc)
+        if doc.cells:
+            summary.print_table(doc, [c.name for c in self.opts.checks])
+        if doc.verdicts:
+            summary.print_verdicts(doc)
         try:
             with self.stage("report"):
-                paths = report.write(w.dir, w.doc, ex.drawn)
+                paths = report.write(w.dir, doc, ex.drawn)
             w.flush(final=True)
             self.log(f"report: {paths[0]} and {paths[1]}")
         except Exception as exc:   # a report that fails to render must not hide the results
