@@ -359,3 +359,17 @@ def settle(futures: list[Future[Any]]) -> None:
     for f in futures:
         if not f.cancelled():
             f.exception()
+
+
+class ConsoleLog:
+    """A run's log lines on a rich console, as plain text: kernel and compiler
+    messages are full of [brackets] that must not be read as markup. Handed
+    down to every stage that logs (a callable of the ground: a stage that logs
+    calls no code of the run's)."""
+
+    def __init__(self, console: Any) -> None:
+        self.console = console
+
+    def __call__(self, msg: str, style: str | None = None) -> None:
+        from rich.text import Text
+        self.console.log(Text(msg, style=style or ""), _stack_offset=2)

@@ -42,7 +42,7 @@ def summary(doc: Results) -> Section:
 
 def final_parts(doc: Results) -> str:
     """Which part of the verdict is final: the farm's own checks' comes first
-    (run/executor.py own_verdict), the whole verdict when the run ends."""
+    (measure/milestone.py), the whole verdict when the run ends."""
     if not doc.milestones:
         return ""
     said = []

@@ -6,13 +6,13 @@ selftests and thpmaps disks) and measures each built kernel on its cells
 
 from __future__ import annotations
 
-from collections import Counter
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import nullcontext
 from pathlib import Path
 from typing import Any, Callable
 
 from foliofarm.measure import cells, passes, vng
+from foliofarm.measure.milestone import OwnVerdict
 from foliofarm.disks import images, pyroot, rootfs, selftests_disk
 from foliofarm import locks, matrix
 from foliofarm.run import plan
@@ -20,14 +20,12 @@ from foliofarm.report import plots
 from foliofarm.errors import BuildError, FarmError
 from foliofarm.measure import ktap
 from foliofarm.intake import source
-from foliofarm.judge import compare
-from foliofarm.judge.catalogue import is_own
 from foliofarm.results.outcome import Outcome
 from foliofarm.kernel.build import Artifacts, Builder
 from foliofarm.kernel.kconfig import extra_fragment
 from foliofarm.matrix import Cell
 from foliofarm.run.plan import Build, RunOptions, Step
-from foliofarm.results.schema import KernelEntry, Milestone, Role
+from foliofarm.results.schema import KernelEntry, Role
 from foliofarm.results.writer import ResultsWriter
 from foliofarm.util import settle
 
@@ -35,13 +33,6 @@ from foliofarm.util import settle
 Built = tuple[Artifacts | None, Path | None, FarmError | None]
 # A tree's disk (selftests, thpmaps), or why there is none.
 TreeDisk = tuple[Path | None, str | None]
-# The milestone of the farm's own checks' verdict (Executor.own_verdict).
-OWN = "own checks"
-
-
-def no_status(message: str) -> nullcontext[None]:
-    """The status line of a page size's thread: none (the main thread has it)."""
-    return nullcontext()
 
 
 class Executor:
@@ -68,8 +59,11 @@ class Executor:
         self.thpmaps: dict[int, Future[TreeDisk]] = {}
         self.at_once: set[int] = set()   # sources (by id) whose page sizes build at once (warm)
         self.ktap_parser: Path | None = None
-        self.own_told = False     # own_verdict: said once
         self.bases: dict[str, cells.Kernel] = {}   # page size -> the base's kernel (confirm.py)
+        self.own_verdict = OwnVerdict(writer, opts.checks, [f"{p.name}-{fs.name}" for p in opts.page_sizes
+                                                            for fs in opts.filesystems
+                                                            if opts.cells is None or f"{p.name}-{fs.name}" in opts.cells],
+                                      log)
 
     def ground(self) -> plan.Ground:
         """What the plan works with."""
@@ -275,42 +269,10 @@ class Executor:
         o = self.opts
         return cells.Context(writer=self.writer, cache=self.cache, checks=o.checks,
                                accel=o.accel, tcg_threads=o.tcg_threads, boot_timeout=o.boot_timeout,
-                               log=self.log, status=self.status if slots is None else no_status,
+                               log=self.log, status=self.status if slots is None else cells.no_status,
                                guests=o.guests, cpus=o.cpus, memory_mb=o.memory_mb,
                                numa_nodes=o.numa_nodes, slots=slots, ktap_parser=self.ktap_parser,
                                recorded=self.own_verdict, runner=o.runner, remote=o.lab)
-
-    def own_verdict(self) -> None:
-        """The farm's own checks' verdict, written and told as soon as it is
-        final (every cell of both sides has their outcomes), while thpmaps and
-        the kernel's selftests still run: a reader has the fast answer first.
-        Rows whose figures moved still get their confirming boot after their
-        page size's selftests; they are counted as to be confirmed."""
-        o, w = self.opts, self.writer
-        own = [c.name for c in o.checks if is_own(c)]
-        rest = [c.name for c in o.checks if c.name not in own]
-        with w.lock:
-            if self.own_told or not own or not rest:
-                return
-            doc = w.results()
-            if doc.sides is None:
-                return
-            want = [f"{p.name}-{fs.name}-{side.kernel}" for side in (doc.sides.base, doc.sides.series)
-                    for p in o.page_sizes for fs in o.filesystems
-                    if o.cells is None or f"{p.name}-{fs.name}" in o.cells]
-            got = {(c.id, ch.name) for c in doc.cells for ch in c.checks}
-            if not all((cid, n) in got for cid in want for n in own):
-                return
-            self.own_told = True
-            rows = [r for r in compare.verdicts(doc) if r["check"].split(":")[0] in own]
-            counts = dict(Counter(r["verdict"] for r in rows if not r.get("subtest_of")))
-            moved = sum(1 for r in rows if r.get("changed") and r["verdict"] in ("changed", "regression"))
-            w.add_milestone(Milestone(part=OWN, seconds=w.seconds(), checks=own, verdicts=counts,
-                                      pending=rest, to_confirm=moved))
-        told = ", ".join(f"{n} {v}" for v, n in sorted(counts.items()))
-        self.log(f"the farm's own checks' verdict is final after {w.seconds():.0f} s: {told}"
-                 + (f" ({moved} with moved figures to be confirmed by a second boot)" if moved else "")
-                 + f"; {', '.join(rest)} still running", "bold")
 
     def _error_cells(self, of: list[Cell], message: str) -> None:
         for cell in of:

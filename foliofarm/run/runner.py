@@ -22,7 +22,7 @@ from foliofarm.results.writer import ResultsWriter
 from foliofarm.run.closing import close
 from foliofarm.run.executor import Executor
 from foliofarm.run.plan import Measure, RunOptions, Steps, dry_run, steps
-from foliofarm.util import clean_stale_tmp, deadline
+from foliofarm.util import ConsoleLog, clean_stale_tmp, deadline
 
 
 class Runner:
@@ -31,11 +31,7 @@ class Runner:
         self.ui = console or Console(stderr=True)
         self.cache = cache_dir()
         self.writer: ResultsWriter       # set by execute()
-
-    def log(self, msg: str, style: str | None = None) -> None:
-        """Log plain text: kernel and compiler messages are full of [brackets]
-        that must not be read as markup."""
-        self.ui.log(Text(msg, style=style or ""))
+        self.log = ConsoleLog(self.ui)
 
     @contextmanager
     def stage(self, name: str, status: str | None = None) -> Iterator[None]:
