@@ -5,21 +5,21 @@ from __future__ import annotations
 
 
 class FarmError(Exception):
-    """Base class; ``exit_code`` is what the CLI returns for it."""
+    """Base class; ``exit_status`` is what the CLI returns for it."""
 
-    exit_code = 3
+    exit_status = 3
 
 
 class UsageError(FarmError):
     """The user asked for something that cannot be: fix the command line."""
 
-    exit_code = 2
+    exit_status = 2
 
 
 class InfraError(FarmError):
     """The farm could not do its work: a missing tool, a failed build, a full disk."""
 
-    exit_code = 3
+    exit_status = 3
 
 
 class TimedOut(InfraError):

@@ -67,7 +67,7 @@ def dump(text):
     return {"kind": Kind.DUMP, "dump": text}
 
 
-def exit_code(w):
+def exit_status(w):
     """The run's exit status, its verdicts judged from its cells as the writer does."""
     return compare.exit_status(schema.typed({**w.doc, "verdicts": compare.verdicts(w.results()), "complete": True}))
 
@@ -99,7 +99,7 @@ def test_a_regression_that_repeats_on_both_sides_stands(tmp_path):
     assert booted == [("7.3+series", "-confirm", ["exec-text", "mmap-miss"]),
                       ("7.3", "-confirm", ["exec-text", "mmap-miss"])]
     assert verdict(w) == "regression"
-    assert exit_code(w) == 1
+    assert exit_status(w) == 1
     entry = recorded(ctx, series.cells[0], "exec-text")
     assert entry["confirmed"] is True and "the base passed again" in entry["again"]
 
@@ -108,7 +108,7 @@ def test_a_regression_the_second_boot_does_not_repeat_is_flaky_and_no_news(tmp_p
     w, ctx, base, series, said = setup(tmp_path)
     confirm.series(ctx, series, lambda c, k, label, pairs: Again({"ext4/exec-text": dump(BASE_DUMP)}))
     assert verdict(w) == "flaky"
-    assert exit_code(w) == 0
+    assert exit_status(w) == 0
     row = next(r for r in compare.verdicts(w.results()) if r["check"] == "exec-text")
     assert "not confirmed: pass on a second boot" in row["series_reason"]
     w.flush()

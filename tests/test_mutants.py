@@ -36,7 +36,7 @@ def test_judging_a_mutant_run():
                                                for p, f, c, v in rows]})
     m = mutants.Mutant("warn", mutants.MUTANTS / "x.patch", ["64k-ext4"], "")
     o = mutants.judge(doc, 1, m, ["4k-xfs", "64k-ext4", "64k-xfs"])
-    assert o.caught == {"64k-ext4": ["exec-text", "console"]} and o.exit_code == 1
+    assert o.caught == {"64k-ext4": ["exec-text", "console"]} and o.exit_status == 1
     assert o.elsewhere == {"4k-xfs": ["ra-window: changed"]} and not o.ok
     m.cells = ["64k-*"]
     o = mutants.judge(doc, 1, m, ["4k-xfs", "64k-ext4", "64k-xfs"])

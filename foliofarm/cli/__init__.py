@@ -64,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
         return args.func(args, argv)
     except FarmError as exc:
         print(f"{args.prefix}: {exc}", file=sys.stderr)
-        return exc.exit_code
+        return exc.exit_status
     except KeyboardInterrupt:
         said, code = args.interrupted
         print(f"{args.prefix}: {said}", file=sys.stderr)

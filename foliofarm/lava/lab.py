@@ -220,7 +220,7 @@ def main(argv: list[str]) -> int:
         return 0
     except FarmError as exc:
         print(f"foliofarm lab: {exc}", file=sys.stderr)
-        return exc.exit_code
+        return exc.exit_status
 
 
 if __name__ == "__main__":

@@ -60,7 +60,7 @@ class Mutant:
 class MutantRun:
     name: str
     expected: list[str]
-    exit_code: int
+    exit_status: int
     seconds: float
     caught: dict[str, list[str]] = field(default_factory=dict)      # cell -> checks
     missed: list[str] = field(default_factory=list)
