@@ -11,10 +11,12 @@ import shlex
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import threading
 import time
 from concurrent.futures import Future
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
@@ -373,3 +375,15 @@ class ConsoleLog:
     def __call__(self, msg: str, style: str | None = None) -> None:
         from rich.text import Text
         self.console.log(Text(msg, style=style or ""), _stack_offset=2)
+
+
+def no_status(message: str) -> nullcontext[None]:
+    """A status line that shows nothing (a page size's thread: the main
+    thread has the one status line)."""
+    return nullcontext()
+
+
+def say(message: str) -> None:
+    """A line for the person at the terminal, on standard error (waiting for a
+    lock another run holds)."""
+    print(message, file=sys.stderr)

@@ -10,7 +10,7 @@ import pytest
 
 from foliofarm import matrix
 from foliofarm.boot.console import GuestSession
-from foliofarm.boot.session import BootPlan, check_timeout, run_boots
+from foliofarm.boot.session import Boot, BootPlan, check_timeout, run_boots
 from foliofarm.judge import catalogue
 from foliofarm.judge.catalogue import Check
 from foliofarm.judge.checks import judge_measurement
@@ -53,8 +53,12 @@ def cells() -> dict[str, Cell]:
 
 def run(p: BootPlan):
     got, boots = [], []
-    for b in run_boots(p, lambda c, k, m: got.append((c.id, k.name, m)), boots.append):
-        pass
+    for x in run_boots(p):
+        if isinstance(x, Boot):
+            boots.append(x)
+        else:
+            c, k, m = x
+            got.append((c.id, k.name, m))
     return got, boots
 
 

@@ -223,7 +223,8 @@ def parse_ktap(text: str) -> dict[str, Any]:
     return out
 
 
-Measured = Callable[[Cell, Check, dict[str, Any]], None]
+# One check's measurement on one cell, as run_boots yields it.
+Measurement = tuple[Cell, Check, dict[str, Any]]
 
 
 @dataclass
@@ -249,13 +250,13 @@ class BootPlan:
         return self.log_stem.with_name(f"{self.log_stem.name}{suffix}.console.log")
 
 
-def run_boots(boots: BootPlan, on_measured: Measured, on_boot: Callable[[Boot], None],
-              status: Callable[[str], Any] | None = None) -> Iterator[Boot]:
+def run_boots(boots: BootPlan, status: Callable[[str], Any] | None = None) -> Iterator[Boot | Measurement]:
     """Measure every pair of ``boots``, booting again after a check that hangs or
-    crashes the guest. ``on_measured`` gets each measurement as it arrives; a
-    check that ended its boot gets kind "crash" (the kernel hung or panicked) or
-    "error" (the farm lost the guest), with "ended_boot" set. Yields
-    each boot after it ends."""
+    crashes the guest. Yields each measurement as it arrives (the guest still
+    up: the caller records it then), and each boot after it ends; a check that
+    ended its boot gets kind "crash" (the kernel hung or panicked) or "error"
+    (the farm lost the guest), with "ended_boot" set. The caller pulls: booting
+    calls nothing of measuring's."""
     pending = list(boots.pairs)
     attempt = 0
     while pending:
@@ -266,8 +267,8 @@ def run_boots(boots: BootPlan, on_measured: Measured, on_boot: Callable[[Boot], 
                     qemu=boots.qemu, attempt=attempt)
         if attempt > MAX_BOOTS:
             for cell, chk in pending:
-                on_measured(cell, chk, {"kind": Kind.ERROR, "reason": f"not run: the kernel "
-                                        f"hung or crashed in {MAX_BOOTS} boots in a row"})
+                yield cell, chk, {"kind": Kind.ERROR, "reason": f"not run: the kernel "
+                                  f"hung or crashed in {MAX_BOOTS} boots in a row"}
             return
         try:
             with boots.session(boots.argv, log, boots.boot_timeout, outbox=boots.outbox,
@@ -278,32 +279,29 @@ def run_boots(boots: BootPlan, on_measured: Measured, on_boot: Callable[[Boot], 
                 boot.boot_splats = [f"{s.kind}: {s.line}" for s in g.splats]
                 boot.taint = g.taint
                 verify_guest(g, boots.page)
-                run_checks(g, boots, pending, boot, on_measured, status)
+                yield from run_checks(g, boots, pending, boot, status)
         except GuestError as exc:
             # The boot itself failed (no shell, wrong page size, no probe): no
             # further boot would do better.
             boot.error = str(exc)
             boot.load_now()
-            on_boot(boot)
             yield boot
             # A kernel that panics or hangs while booting is a verdict on the
             # kernel ("crash"); one the farm could not start is an error.
             reports = boot_reports(exc) if exc.kernel_fault else []
             words = last_words(exc.excerpt, reports) if exc.kernel_fault else ""
             for cell, chk in pending:
-                on_measured(cell, chk, {"kind": Kind.CRASH if exc.kernel_fault else Kind.ERROR,
-                                        "reason": f"boot failed: {exc}" + (f": {words}" if words else ""),
-                                        "excerpt": exc.excerpt, "boot_failed": True,
-                                        "splats": reports})
+                yield cell, chk, {"kind": Kind.CRASH if exc.kernel_fault else Kind.ERROR,
+                                  "reason": f"boot failed: {exc}" + (f": {words}" if words else ""),
+                                  "excerpt": exc.excerpt, "boot_failed": True, "splats": reports}
             return
         boot.load_now()
-        on_boot(boot)
         yield boot
 
 
 
 def run_checks(g: GuestSession, boots: BootPlan, pending: list[tuple[Cell, Check]], boot: Boot,
-               on_measured: Measured, status: Callable[[str], Any] | None) -> None:
+               status: Callable[[str], Any] | None) -> Iterator[Measurement]:
     """Run the pending checks in one booted guest, taking each off ``pending``
     as it is measured, until one hangs or crashes the guest (it alone pays:
     its boot ends)."""
@@ -328,10 +326,10 @@ def run_checks(g: GuestSession, boots: BootPlan, pending: list[tuple[Cell, Check
             pending.pop(0)
             boot.ended_by = f"{cell.fs.name}/{chk.name}"
             boot.error = str(exc)
-            on_measured(cell, chk, m)
+            yield cell, chk, m
             return
         pending.pop(0)
-        on_measured(cell, chk, m)
+        yield cell, chk, m
 
 
 def boot_reports(exc: GuestError) -> list[str]:

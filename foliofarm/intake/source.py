@@ -17,7 +17,7 @@ from foliofarm import locks, matrix
 from foliofarm.intake import bases, git
 from foliofarm.intake.apt import PrivateApt
 from foliofarm.errors import InfraError, UsageError
-from foliofarm.util import StagingDir, check_free_space, clean_stale_staging, run, sha256_text
+from foliofarm.util import StagingDir, check_free_space, clean_stale_staging, run, say, sha256_text
 
 # The branch a series is applied on (foliofarm/intake/series.py).
 WORK_BRANCH = "foliofarm-series"
@@ -223,17 +223,13 @@ def _debian(ver: str, cache: Path) -> KernelSource:
     tree = tree_dir / "linux"
     # Looking needs the tree held only as a build holds it: a run building its
     # other page sizes does not keep this one waiting. Putting it back needs it alone.
-    with locks.tree(cache, tree, exclusive=False, log=_say):
+    with locks.tree(cache, tree, exclusive=False, log=say):
         clean = at_base(tree)
     if not clean:
-        with locks.tree(cache, tree, exclusive=True, log=_say):
+        with locks.tree(cache, tree, exclusive=True, log=say):
             restore_base(tree)
     return KernelSource(spec=f"debian:{ver}", tree=tree, version=makefile_version(tree),
                         origin=f"{package} {deb_version}")
-
-
-def _say(message: str) -> None:
-    print(message, file=sys.stderr)
 
 
 def at_base(tree: Path) -> bool:

@@ -27,11 +27,6 @@ BOOT_LAYOUT = ("per cell a boot for the farm's checks and one for its tree's, a 
                "in another with a TCG thread per vCPU")
 
 
-def no_status(message: str) -> nullcontext[None]:
-    """The status line of a page size's thread: none (the main thread has it)."""
-    return nullcontext()
-
-
 class GuestSlots:
     """Guests at once across a run's page sizes, in two pools: ``n`` for the
     farm's own checks' boots (ranks starting False, seconds each) and

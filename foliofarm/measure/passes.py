@@ -21,7 +21,7 @@ from foliofarm.measure.cells import (BARE, RACE_BOOT, Context, GuestSlots, Kerne
                                    tree_disk)
 from foliofarm.boot.qemu import OUTBOX_BYTES
 from foliofarm.measure.saved import digest, load_saved, new_saved, ranges_of
-from foliofarm.boot.session import BootPlan, check_timeout, run_boots
+from foliofarm.boot.session import Boot, BootPlan, check_timeout, run_boots
 from foliofarm.judge.catalogue import Check, Kind, is_own
 from foliofarm.judge.checks import console_outcome, judge_measurement
 from foliofarm.results.outcome import Outcome
@@ -247,8 +247,11 @@ class Pass:
                              boot_timeout=ctx.boot_timeout, timeouts=self.timeouts, qemu=shlex.join(argv),
                              outbox=outbox, fs=where if group.bare else None,
                              tree=group.later, claim=group.at_once)
-            for _ in run_boots(boots, self.on_measured, self.on_boot, status):
-                pass
+            for got in run_boots(boots, status):
+                if isinstance(got, Boot):
+                    self.on_boot(got)
+                else:
+                    self.on_measured(*got)
 
     def boot_cells(self, groups: list[Group]) -> None:
         """Every group's boots, ``ctx.guests`` at once of the farm's own checks

@@ -27,7 +27,7 @@ from foliofarm.matrix import Cell
 from foliofarm.run.plan import Build, RunOptions, Step
 from foliofarm.results.schema import KernelEntry, Role
 from foliofarm.results.writer import ResultsWriter
-from foliofarm.util import settle
+from foliofarm.util import no_status, settle
 
 # One page size's build: the artifacts and their initramfs, or what stopped it.
 Built = tuple[Artifacts | None, Path | None, FarmError | None]
@@ -269,7 +269,7 @@ class Executor:
         o = self.opts
         return cells.Context(writer=self.writer, cache=self.cache, checks=o.checks,
                                accel=o.accel, tcg_threads=o.tcg_threads, boot_timeout=o.boot_timeout,
-                               log=self.log, status=self.status if slots is None else cells.no_status,
+                               log=self.log, status=self.status if slots is None else no_status,
                                guests=o.guests, cpus=o.cpus, memory_mb=o.memory_mb,
                                numa_nodes=o.numa_nodes, slots=slots, ktap_parser=self.ktap_parser,
                                recorded=self.own_verdict, runner=o.runner, remote=o.lab)
