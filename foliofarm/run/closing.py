@@ -5,6 +5,7 @@ writer keeps what it is given (results/writer.py)."""
 from __future__ import annotations
 
 from foliofarm.judge import compare
+from foliofarm.results.schema import Verdict
 from foliofarm.results.writer import ResultsWriter
 
 
@@ -15,5 +16,8 @@ def close(w: ResultsWriter, complete: bool, strict_style: bool = False) -> int:
     with w.lock:
         w.order_cells()
         doc = w.results()
-        w.finish(complete, compare.verdicts(doc) if doc.sides is not None else None)
-        return compare.exit_status(w.results(), strict_style)
+        rows = compare.verdicts(doc) if doc.sides is not None else None
+        w.finish(complete, rows)
+        # judged on what was written, without reading the whole document again
+        return compare.exit_status(doc.model_copy(update={
+            "complete": complete, "verdicts": [Verdict.model_validate(r) for r in rows or []]}), strict_style)
