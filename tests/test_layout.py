@@ -274,3 +274,14 @@ def test_the_git_check_sees_a_git_call(tmp_path):
     f.write_text('import subprocess\nsubprocess.run(["git", "-C", "x", "log"])\n')
     assert any(isinstance(n, ast.List) and n.elts[0].value == "git" for n in ast.walk(ast.parse(f.read_text()))
                if isinstance(n, ast.List) and n.elts and isinstance(n.elts[0], ast.Constant))
+
+
+def test_only_the_writer_touches_its_document():
+    """The run writes results through the writer's typed methods and reads
+    them as models (results()): no module reaches into the writer's dict."""
+    import re
+    offenders = [f"{path.relative_to(PKG.parent)}:{n}" for _, path in modules()
+                 if path != PKG / "results" / "writer.py"
+                 for n, line in enumerate(path.read_text().splitlines(), 1)
+                 if re.search(r"\b(writer|w)\.doc\b", line)]
+    assert not offenders, offenders

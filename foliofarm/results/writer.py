@@ -32,9 +32,7 @@ WHOLE = "whole verdict"
 
 
 class ResultsWriter:
-    def __init__(self, root: Path, command: list[str], run_id: str | None = None,
-                 strict_style: bool = False) -> None:
-        self.strict_style = strict_style
+    def __init__(self, root: Path, command: list[str], run_id: str | None = None) -> None:
         # Page sizes' cells are measured on threads of their own: every change
         # to the document, and every write of it, holds this.
         self.lock = threading.RLock()

@@ -53,7 +53,7 @@ class Runner:
         o = self.opts
         hosttools.require("aarch64-linux-gnu-gcc", QEMU, "dpkg-deb", "git")
         clean_stale_tmp()
-        self.writer = w = ResultsWriter(o.results, o.command, strict_style=o.strict_style)
+        self.writer = w = ResultsWriter(o.results, o.command)
         w.set_machine(**hosttools.machine(), guest=(
             f"{o.cpus} vCPU(s), {o.memory_mb} MB, {o.numa_nodes} NUMA node(s), accel {o.accel}, "
             f"TCG threads {o.tcg_threads}" + (f", own checks booted by {o.runner}" if o.runner != "qemu" else "")))
