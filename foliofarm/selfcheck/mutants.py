@@ -186,8 +186,10 @@ def main(argv: list[str] | None = None) -> int:
 
     def save() -> None:
         write_json(report, {"outcomes": [o.as_dict() for o in outcomes],
-                            "caught": sum(o.ok for o in outcomes if o.name != "benign"),
-                            "total": sum(o.name != "benign" for o in outcomes)})
+                            "caught": sum(o.ok for o in outcomes if m_named(o)),
+                            "total": sum(m_named(o) for o in outcomes),
+                            "benign_clean": sum(o.ok for o in outcomes if not m_named(o)),
+                            "benign_runs": sum(not m_named(o) for o in outcomes)})
 
     jobs: list[tuple[Mutant | None, Path, str]] = [(m, m.patch, m.name) for m in mutants]
     if not a.no_benign:
