@@ -1,7 +1,8 @@
 """A run: resolve the kernel, make the disk images, then a plain loop over the
 plan's steps (plan.py), each carried out by the executor (executor.py) and timed as
-a named stage; then the exit status, repro.sh, the terminal table and the
-report. Results are written as they arrive (results.py)."""
+a named stage; then the verdicts and the exit status (closing.py), repro.sh,
+the terminal table and the report. Results are written as they arrive
+(results/writer.py)."""
 
 from __future__ import annotations
 
@@ -65,7 +66,7 @@ class Runner:
         complete, usage = True, False
         try:
             if o.lab is not None:       # its artifact server up; SIGTERM cancels its jobs
-                o.lab.open(lambda msg, style: self.log(msg, style))
+                o.lab.open(self.log)
                 w.set_machine(lab=o.lab.describe())
             with self.stage("source", f"preparing kernel source {o.kernel}"):
                 src = source.resolve(o.kernel, self.cache)
