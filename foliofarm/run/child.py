@@ -11,6 +11,7 @@ pipe or nowhere."""
 from __future__ import annotations
 
 import ctypes
+import os
 import signal
 import subprocess
 import sys
@@ -86,13 +87,13 @@ def start(args: list[str], results: Path, *, env: dict[str, str] | None = None, 
 
 
 def run_to_end(args: list[str], results: Path, *, log: Path | None = None, env: dict[str, str] | None = None,
-        cwd: Path = ROOT, timeout: float | None = None) -> tuple[int | None, Results | None]:
+               cwd: Path = ROOT, timeout: float | None = None) -> tuple[int | None, Results | None]:
     """Run `foliofarm run ARGS --results RESULTS` to its end (its output to
     ``log``, appended, or nowhere), then what it recorded: (exit status, None
     if stopped at ``timeout``; its results, None if it left none)."""
     if log is not None:
         log.parent.mkdir(parents=True, exist_ok=True)
-    with open(log, "ab") if log is not None else open("/dev/null", "wb") as out:
+    with open(log, "ab") if log is not None else open(os.devnull, "wb") as out:
         child = start(args, results, env=env, cwd=cwd, output=out)
         rc = child.wait(timeout)
     child.stop()
