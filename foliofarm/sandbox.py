@@ -2,51 +2,62 @@
 
 A series is someone else's code, and so is the tree it applies to: its
 Makefiles, Kconfig, scripts/merge_config.sh and scripts/checkpatch.pl all run
-during a farm run. Each such command (make, merge_config.sh, checkpatch.pl and
-`git am`) runs under bubblewrap with:
+during a farm run. Each such command (make, merge_config.sh, checkpatch.pl,
+`git am`, the selftests' makes) runs under bubblewrap with:
 
+- no privilege, whoever runs the farm: a user namespace of its own
+  (--unshare-user, also when the farm is root, where bubblewrap would
+  otherwise keep every capability), every capability dropped (--cap-drop ALL:
+  CapEff 0), no further user namespace (--disable-userns), NoNewPrivs (a
+  setuid program gains nothing): mount, remount of a read-only bind, mknod are
+  refused;
 - no network (a network namespace of its own with only loopback), its own
-  PID, IPC and UTS namespaces, killed with the farm (--die-with-parent);
+  PID, IPC, UTS and cgroup namespaces, killed with the farm (--die-with-parent);
 - a file system of the host's /usr (the toolchain), read-only, and nothing
   else of the host: not $HOME, not /root, not the rest of the cache, not /etc
   beyond the alternatives symlinks that /usr's tools point through;
 - read access to the paths the command is given (the tree, the Kconfig
   fragments, the patch files) and write access only to its own outputs (the
-  build directory and ccache; the tree itself only for `git am`);
-- an empty /tmp, and an empty read-only $HOME: a script that writes there
-  fails with "Read-only file system";
+  build directory and ccache; the tree itself only for `git am`); each bound
+  from a directory the host made, never from a path inside one a series wrote;
+- an empty /tmp of at most Limits.tmp_mb, and an empty read-only $HOME: a
+  script that writes there fails with "Read-only file system";
 - a cleared environment (bubblewrap's --clearenv): PATH, LC_ALL, HOME (a path
   that does not exist) and what the command is given (ARCH, CROSS_COMPILE, ccache's
   settings), nothing of the farm's own: a `$(info $(SECRET))` in a Makefile
   prints an empty line, whatever the farm was started with;
 - limits (Limits): a wall-clock deadline after which the whole sandbox is
-  killed, and per-process resource limits set with setrlimit before bubblewrap
-  starts (inherited by everything inside): address space, open files, the
-  largest file it may write, no core dumps, and a process count. setrlimit and
-  not a cgroup: it needs no privilege, no systemd and no cgroup v2 delegation
-  (CI runners and containers often have neither), and its limits are per
-  process, which is what stops a runaway cc1 or a fork loop; a build's disk use
-  as a whole is watched while it runs (kernel/untrusted.py DiskWatch).
+  killed; totals over all its processes, a cgroup (cgroups.py: memory, tasks,
+  CPU weight) where the host gives the farm one, killed whole with the reason
+  when it reaches one; and per-process resource limits set with setrlimit
+  before bubblewrap starts, the floor where there is no cgroup: address
+  space, open files, the largest file it may write, no core dumps, a process
+  count (not enforced for root: the cgroup's task limit is). A build's disk
+  use as a whole is watched while it runs (kernel/untrusted.py DiskWatch).
 
-QEMU needs no sandbox of its own here: the guest has no network device and its
-disks are read-only or snapshots. FOLIOFARM_SANDBOX=off runs everything
-unsandboxed, for hosts where bubblewrap cannot make namespaces.
+The host reads and writes files in directories such code could write (a build
+directory, a scratch copy, a series' tree) only through this module's
+*_beneath helpers: no link is followed on any component below the directory
+the host made, and what is not a regular file is refused; the host's own logs
+and stamps live where no sandbox can write.
+
+QEMU is confined apart (boot/qemu.py: its seccomp sandbox). FOLIOFARM_SANDBOX=off
+runs everything unsandboxed, for hosts where bubblewrap cannot make namespaces.
 """
 
 from __future__ import annotations
 
-import errno
 import os
 import resource
-import stat
 import shutil
 import subprocess
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
-from foliofarm.errors import InfraError
+from foliofarm import cgroups
+from foliofarm.errors import InfraError, TimedOut
 
 # What of the host a sandboxed command sees, read-only.
 SYSTEM = ("/usr", "/etc/alternatives", "/etc/ld.so.cache", "/etc/perl")
@@ -64,15 +75,42 @@ def environment(env: Mapping[str, str] | None = None) -> dict[str, str]:
     return {**BASE_ENV, **(env or {})}
 
 
+def _env_mb(name: str, default: int) -> int:
+    try:
+        return int(os.environ.get(name, default))
+    except ValueError:
+        raise InfraError(f"{name}={os.environ[name]!r}: a whole number of MB (or tasks) is "
+                         "needed") from None
+
+
+def _total_memory_default() -> int:
+    """A sandbox's memory for all its processes together: 3/4 of the host's, at most 16 GB."""
+    try:
+        kb = next(int(ln.split()[1]) for ln in Path("/proc/meminfo").read_text().splitlines()
+                  if ln.startswith("MemTotal:"))
+    except (OSError, StopIteration, ValueError):
+        kb = 8 << 20
+    return min(16384, (kb >> 10) * 3 // 4)
+
+
 @dataclass(frozen=True)
 class Limits:
     """What one sandboxed command may use. ``seconds``: wall clock, then the
-    whole sandbox is killed; the rest are setrlimit's, per process."""
+    whole sandbox is killed. ``total_memory_mb``, ``tasks`` and ``cpu_weight``:
+    totals over all its processes, held by a cgroup (cgroups.py) where the host
+    gives one. ``tmp_mb``: the size of its /tmp. The rest are setrlimit's, per
+    process: the floor everywhere."""
     seconds: float | None = None
     memory_mb: int = 4096         # RLIMIT_AS: a cc1 of a kernel file needs a few hundred
-    processes: int = 4096         # RLIMIT_NPROC (not enforced for root: see the README)
+    processes: int = 4096         # RLIMIT_NPROC (not enforced for root: the cgroup's tasks are)
     file_mb: int = 2048           # RLIMIT_FSIZE: the largest file it may write
     open_files: int = 4096        # RLIMIT_NOFILE
+    total_memory_mb: int = field(
+        default_factory=lambda: _env_mb("FOLIOFARM_SANDBOX_MEMORY_MB", _total_memory_default()))
+    tasks: int = field(default_factory=lambda: _env_mb("FOLIOFARM_SANDBOX_TASKS", 2048))
+    tmp_mb: int = field(default_factory=lambda: _env_mb("FOLIOFARM_SANDBOX_TMP_MB", 1024))
+    # below the farm's own work (100): a series' build yields the CPU to the guests
+    cpu_weight: int = 50
 
     def apply(self) -> None:
         """Set the limits on this process (a child's preexec: bwrap and all it starts)."""
@@ -85,6 +123,9 @@ class Limits:
             soft, hard = resource.getrlimit(what)
             new = value if hard == resource.RLIM_INFINITY else min(value, hard)
             resource.setrlimit(what, (new, hard if hard != resource.RLIM_INFINITY else new))
+
+    def totals(self) -> cgroups.Totals:
+        return cgroups.Totals(self.total_memory_mb, self.tasks, self.cpu_weight)
 
 
 def enabled() -> bool:
@@ -100,14 +141,21 @@ def _check() -> str:
     probe = subprocess.run(wrap(["true"], check=False), capture_output=True, text=True)
     if probe.returncode:
         return (f"bubblewrap cannot make a sandbox on this host ({probe.stderr.strip()[:200]}): "
-                "allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1) "
+                "it needs user namespaces (bubblewrap 0.8 or later; sysctl "
+                "kernel.unprivileged_userns_clone=1 for a user) "
                 "or set FOLIOFARM_SANDBOX=off to build series unsandboxed")
     return ""
 
 
+# No privilege inside, whoever runs the farm: a user namespace of its own even
+# for root (bubblewrap run by root keeps every capability without one), every
+# capability dropped, no nested user namespace to gain them back in.
+UNPRIVILEGED = ("--unshare-user", "--disable-userns", "--cap-drop", "ALL")
+
+
 def wrap(argv: Sequence[str | os.PathLike[str]], *, read: Sequence[Path] = (),
          write: Sequence[Path] = (), cwd: Path | None = None, check: bool = True,
-         env: Mapping[str, str] | None = None) -> list[str]:
+         env: Mapping[str, str] | None = None, tmp_mb: int | None = None) -> list[str]:
     """``argv`` as a sandboxed command line, or as it is with the sandbox off.
     Inside, the environment is cleared and holds environment(``env``) only; run
     the line with that environment too (run() does), so that nothing else
@@ -117,8 +165,9 @@ def wrap(argv: Sequence[str | os.PathLike[str]], *, read: Sequence[Path] = (),
         return args
     if check and (why := _check()):
         raise InfraError(why)
-    out = ["bwrap", "--die-with-parent", "--new-session", "--unshare-all",
-           "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--clearenv"]
+    tmp = (tmp_mb if tmp_mb is not None else Limits().tmp_mb) << 20
+    out = ["bwrap", "--die-with-parent", "--new-session", "--unshare-all", *UNPRIVILEGED,
+           "--dev", "/dev", "--proc", "/proc", "--size", str(tmp), "--tmpfs", "/tmp", "--clearenv"]
     for k, v in environment(env).items():
         out += ["--setenv", k, v]
     home = os.environ.get("HOME", "")
@@ -150,15 +199,55 @@ def wrap(argv: Sequence[str | os.PathLike[str]], *, read: Sequence[Path] = (),
 def run(argv: Sequence[str | os.PathLike[str]], *, read: Sequence[Path] = (),
         write: Sequence[Path] = (), cwd: Path | None = None, env: Mapping[str, str] | None = None,
         limits: Limits | None = None, log: Path | None = None, what: str = "",
-        watch: Callable[[], str] | None = None) -> subprocess.CompletedProcess[bytes]:
+        watch: Callable[[], str] | None = None, check: bool = True,
+        input: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
     """``argv`` run in the sandbox with a cleared environment and ``limits``
-    (util.run's errors; a command over its deadline, or one ``watch`` finds
-    over a limit, is killed whole and raises TimedOut)."""
-    from foliofarm.util import run as run_
+    (util.run's errors; a command over its deadline, over a total of its
+    cgroup, or one ``watch`` finds over a limit, is killed whole and raises
+    TimedOut with the reason; with ``check`` False a non-zero exit is returned)."""
+    from foliofarm.util import DISK_FULL, run as run_
     lim = limits or Limits()
-    return run_(wrap(argv, read=read, write=write, cwd=cwd, env=env), env=environment(env),
-                inherit=False, log=log, what=what, timeout=lim.seconds, preexec=lim.apply,
-                watch=watch)
+    name = what or os.fspath(argv[0])
+    group = cgroups.Cgroup.make(lim.totals()) if enabled() else None
+
+    def preexec() -> None:
+        lim.apply()
+        if group is not None:
+            group.join()
+
+    def watching() -> str:
+        return (group.stopped() if group is not None else "") or (watch() if watch else "")
+
+    try:
+        proc = run_(wrap(argv, read=read, write=write, cwd=cwd, env=env, tmp_mb=lim.tmp_mb),
+                    cwd=cwd, env=environment(env), inherit=False, log=log, what=name,
+                    timeout=lim.seconds,
+                    preexec=preexec, watch=watching if group is not None or watch else None,
+                    check=check, input=input)
+        if proc.returncode and group is not None and (why := group.stopped()):
+            raise TimedOut(f"{name} was stopped at {why}")
+        return proc
+    except TimedOut:
+        raise
+    except InfraError as exc:
+        if group is not None and (why := group.stopped()):
+            raise TimedOut(f"{name} was stopped at {why}") from None
+        if enabled() and _tmp_full(str(exc), write):
+            raise InfraError(f"{name} filled its /tmp (the sandbox's /tmp holds at most "
+                             f"{lim.tmp_mb} MB: FOLIOFARM_SANDBOX_TMP_MB; the host's disk has room): "
+                             + str(exc).removeprefix(DISK_FULL)) from None
+        raise
+    finally:
+        if group is not None:
+            group.close()
+
+
+def _tmp_full(message: str, write: Sequence[Path]) -> bool:
+    """A failure that says "No space left on device" while every directory the
+    command may write has room: its /tmp is what was full."""
+    if "No space left on device" not in message:
+        return False
+    return all(shutil.disk_usage(p).free > 1 << 30 for p in write if os.path.isdir(p))
 
 
 # What a build's log says when the sandbox stopped something.
@@ -171,69 +260,3 @@ def stopped_lines(log_text: str, limit: int = 5) -> list[str]:
     if not enabled():
         return []
     return [ln for ln in log_text.splitlines() if any(s in ln for s in STOPPED)][:limit]
-
-
-# -- files the sandboxed code made or brought (a series' tree, what its build
-# wrote): read without following links, only if they are what they should be,
-# and bounded. A link to a host file, a FIFO that blocks or /dev/zero is never read.
-
-
-def read_regular(path: Path, max_bytes: int, what: str = "") -> bytes:
-    """A file someone else's code wrote, read without following a link and
-    only if it is a regular file of at most ``max_bytes`` (never a FIFO that
-    blocks, a device, or a link to a host file)."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise InfraError(f"{what or path}: {path} is a symbolic link; refused") from None
-        raise
-    with os.fdopen(fd, "rb") as f:
-        st = os.fstat(f.fileno())
-        if not stat.S_ISREG(st.st_mode):
-            raise InfraError(f"{what or path}: {path} is not a regular file; refused")
-        if st.st_size > max_bytes:
-            raise InfraError(f"{what or path}: {path} is {st.st_size >> 20} MB, over the "
-                             f"{max_bytes >> 20} MB such a file may have; refused")
-        return f.read(max_bytes + 1)[:max_bytes]
-
-
-def tree_file_bytes(path: str | os.PathLike[str]) -> bytes:
-    """A tree's file as a cache key sees it (a series' tree: anything may be
-    there): a link by where it points, never followed (a link to /dev/zero
-    would be read forever); anything but a regular file by its kind alone."""
-    st = os.lstat(path)
-    if stat.S_ISLNK(st.st_mode):
-        return b"link:" + os.fsencode(os.readlink(path))
-    if not stat.S_ISREG(st.st_mode):
-        return f"special:{stat.S_IFMT(st.st_mode)}".encode()
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
-    with os.fdopen(fd, "rb") as f:
-        return f.read()
-
-
-def copy_regular(src: Path, dst: Path, max_bytes: int, what: str = "") -> None:
-    """Copy a file someone else's code made, on read_regular's terms."""
-    dst.write_bytes(read_regular(src, max_bytes, what))
-    st = os.stat(src, follow_symlinks=False)
-    os.utime(dst, ns=(st.st_atime_ns, st.st_mtime_ns))
-
-
-def tree_size(path: Path) -> int:
-    """Bytes a directory tree takes on disk (links not followed)."""
-    total = 0
-    stack = [path]
-    while stack:
-        try:
-            with os.scandir(stack.pop()) as it:
-                for e in it:
-                    try:
-                        st = e.stat(follow_symlinks=False)
-                    except OSError:
-                        continue
-                    total += st.st_blocks * 512
-                    if e.is_dir(follow_symlinks=False):
-                        stack.append(Path(e.path))
-        except OSError:
-            continue
-    return total

@@ -10,6 +10,7 @@ import os
 import shlex
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -35,9 +36,11 @@ def run(
     timeout: float | None = None,
     preexec: Callable[[], None] | None = None,
     watch: Callable[[], str] | None = None,
+    check: bool = True,
 ) -> subprocess.CompletedProcess[bytes]:
-    """Run ``argv`` (never a shell string). Output goes to ``log`` if given, else is
-    captured. A non-zero exit raises InfraError naming ``what`` and the command.
+    """Run ``argv`` (never a shell string). Output goes to ``log`` if given (never
+    opened through a link), else is captured. A non-zero exit raises InfraError
+    naming ``what`` and the command (with ``check``; without, it is returned).
     ``env`` is added to this process's environment, or with ``inherit`` False
     is the whole of it. With ``timeout``, the command runs in a process group
     of its own, killed whole when the time is up (TimedOut); so it is when
@@ -46,7 +49,8 @@ def run(
     full_env = (dict(os.environ, **env) if env else None) if inherit else dict(env or {})
     try:
         if log is not None:
-            with open(log, "ab") as out:
+            fd = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+            with open(fd, "ab") as out:
                 out.write(f"$ {shlex.join(args)}\n".encode())
                 out.flush()
                 proc = _run(args, cwd, full_env, input, timeout, preexec, watch, out,
@@ -62,7 +66,7 @@ def run(
         raise TimedOut(f"{what or shown[0]} was stopped at {limit} "
                        f"(killed with everything it started): {shlex.join(shown)[:300]}"
                        + (f"\nlast lines of {log}:\n{tail(log, 10)}" if log else "")) from None
-    if proc.returncode != 0:
+    if proc.returncode != 0 and check:
         detail = ""
         if log is not None:
             detail = f"\nlast lines of {log}:\n" + tail(log, 15)
@@ -74,12 +78,15 @@ def run(
         sandboxed = " (in the sandbox)" if shown is not args else ""
         full = ""
         if "No space left on device" in detail or "Disk quota exceeded" in detail:
-            full = ("disk full: free space where the cache is ($FOLIOFARM_CACHE, default "
-                    "~/.cache/foliofarm) or point FOLIOFARM_CACHE at a larger disk, and run "
-                    "again (what was finished is kept). ")
+            full = DISK_FULL
         raise InfraError(f"{full}{what or args[0]} failed (exit {proc.returncode}){sandboxed}: "
                          f"{shlex.join(shown)}{detail}")
     return proc
+
+
+DISK_FULL = ("disk full: free space where the cache is ($FOLIOFARM_CACHE, default "
+             "~/.cache/foliofarm) or point FOLIOFARM_CACHE at a larger disk, and run "
+             "again (what was finished is kept). ")
 
 
 class _OverLimit(Exception):
@@ -179,7 +186,10 @@ def deadline(seconds: float, said: Callable[[], None]) -> threading.Timer:
 
 def tail(path: Path, lines: int) -> str:
     try:
-        with open(path, "rb") as f:
+        # a log the host keeps; a link or a FIFO in its place is not read
+        with open(os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK), "rb") as f:
+            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                return ""
             f.seek(0, os.SEEK_END)
             f.seek(max(0, f.tell() - 64 * 1024))
             return "\n".join(f.read().decode(errors="replace").splitlines()[-lines:])

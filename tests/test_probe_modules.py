@@ -3,12 +3,14 @@ are made of changed: replayed on the .cmd records of a real build directory
 (tests/data/kbuild, from a 7.3 4K build), moved under tmp_path."""
 
 import os
+import shutil
 from pathlib import Path
 
 import pytest
 
 from foliofarm.kernel import modules
 from foliofarm.kernel.build import Builder
+from foliofarm.paths import VMTESTS
 from foliofarm.kernel.modules import MODULE_STAMP, cmd_dependencies, module_inputs
 
 DATA = Path(__file__).parent / "data" / "kbuild"
@@ -127,7 +129,7 @@ def test_build_probe_runs_make_only_when_inputs_changed(tmp_path, monkeypatch):
     monkeypatch.setattr(builder, "_make", make)
     logf = tmp_path / "build.log"
     builder._build_probe(None, bdir, {}, logf)          # never built with a stamp: make
-    assert len(makes) == 1 and (mdir / MODULE_STAMP).is_file()
+    assert len(makes) == 1 and (builder.host_dir(bdir) / MODULE_STAMP).is_file()
     builder._build_probe(None, bdir, {}, logf)          # nothing changed: kept
     assert len(makes) == 1
     later(tree / "include/linux/mm.h")                  # a header it includes: make
@@ -146,7 +148,7 @@ def test_a_failed_make_leaves_no_stamp(tmp_path, monkeypatch):
     for m in modules.MODULES:
         (mdir / m).write_bytes(b"\x7fELF")
     builder._build_probe(None, bdir, {}, tmp_path / "log")    # make ran before: stamp now
-    assert (mdir / MODULE_STAMP).is_file()
+    assert (builder.host_dir(bdir) / MODULE_STAMP).is_file()
     later(mdir / "ffprobe.h")
 
     def fails(*a, **k):
@@ -155,4 +157,28 @@ def test_a_failed_make_leaves_no_stamp(tmp_path, monkeypatch):
     monkeypatch.setattr(builder, "_make", fails)
     with pytest.raises(Made):
         builder._build_probe(None, bdir, {}, tmp_path / "log")
-    assert not (mdir / MODULE_STAMP).exists()
+    assert not (builder.host_dir(bdir) / MODULE_STAMP).exists()
+
+
+def test_links_a_build_planted_never_steer_the_probes_sources(tmp_path, monkeypatch):
+    """A series' build may leave a link where the host writes the probe's
+    sources: the link is replaced, the host file it named is untouched; a link
+    in place of the probe's folder itself is refused, naming it."""
+    from foliofarm.errors import InfraError
+    bdir, mdir, tree = moved_build(tmp_path)
+    builder = Builder(tmp_path / "cache")
+    monkeypatch.setattr(builder, "_make", lambda *a, **k: None)
+    host_file = tmp_path / "host-file"
+    host_file.write_text("the host's\n")
+    (mdir / "Kbuild").symlink_to(host_file)
+    builder._build_probe(None, bdir, {}, tmp_path / "log")
+    assert host_file.read_text() == "the host's\n"
+    assert not (mdir / "Kbuild").is_symlink() and (mdir / "Kbuild").read_bytes() == (
+        VMTESTS / "Kbuild").read_bytes()
+    host_dir = tmp_path / "host-dir"
+    host_dir.mkdir()
+    shutil.rmtree(mdir)
+    mdir.symlink_to(host_dir)
+    with pytest.raises(InfraError, match="symbolic link"):
+        builder._build_probe(None, bdir, {}, tmp_path / "log")
+    assert list(host_dir.iterdir()) == []

@@ -9,7 +9,7 @@ import pytest
 
 from foliofarm import sandbox
 from foliofarm.kernel.build import Builder
-from foliofarm.errors import BuildError
+from foliofarm.errors import BuildError, InfraError
 from foliofarm.intake.source import KernelSource
 
 MAKEFILE = """\
@@ -156,8 +156,8 @@ def test_a_series_build_that_fills_the_disk_is_stopped(tmp_path, monkeypatch):
 def test_artifacts_are_taken_without_following_links(tmp_path):
     """A build that leaves a link where the Image should be gets a clear refusal,
     not a copy of the host file it points to."""
-    from foliofarm.errors import InfraError
-    from foliofarm.sandbox import copy_regular
+
+    from foliofarm.beneath import copy_regular
     secret = tmp_path / "secret"
     secret.write_text("host secret\n")
     (tmp_path / "Image").symlink_to(secret)
@@ -191,3 +191,181 @@ def test_a_link_to_a_device_in_a_series_tree_is_never_read(tmp_path):
     (tree / "mm" / "Kconfig.evil").unlink()
     (tree / "mm" / "Kconfig.evil").symlink_to("/dev/urandom")
     assert kconfig.inputs_digest(tree) != after[0]
+
+
+# -- no privilege inside, whoever runs the farm (root here, and a user)
+
+PROBE = """
+grep -E '^(CapEff|NoNewPrivs):' /proc/self/status
+mount -o remount,bind,rw {ro} 2>/dev/null && echo remount=ok || echo remount=refused
+mount -t tmpfs none {rw} 2>/dev/null && echo mount=ok || echo mount=refused
+mknod {rw}/null c 1 3 2>/dev/null && echo mknod=ok || echo mknod=refused
+unshare -U -r true 2>/dev/null && echo userns=ok || echo userns=refused
+touch {ro}/x 2>/dev/null && echo ro-write=ok || echo ro-write=refused
+touch {rw}/x && echo rw-write=ok
+"""
+
+
+def probe_inside(tmp_path, as_user: bool) -> str:
+    ro, rw = tmp_path / "ro", tmp_path / "rw"
+    ro.mkdir()
+    rw.mkdir()
+    script = PROBE.format(ro=ro, rw=rw)
+    if not as_user:
+        return sandbox.run(["sh", "-c", script], read=[ro], write=[rw],
+                           limits=sandbox.Limits(seconds=60)).stdout.decode()
+    # the farm run by an unprivileged user: the same call, from a process of uid 65534
+    import os
+    import subprocess
+    import sys
+    os.chmod(rw, 0o777)
+    code = ("import sys; from pathlib import Path; from foliofarm import sandbox; "
+            "sys.stdout.write(sandbox.run(['sh', '-c', sys.argv[1]], read=[Path(sys.argv[2])], "
+            "write=[Path(sys.argv[3])], limits=sandbox.Limits(seconds=60)).stdout.decode())")
+    p = subprocess.run(["setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups",
+                        sys.executable, "-c", code, script, str(ro), str(rw)],
+                       capture_output=True, text=True, env={"PATH": os.environ["PATH"],
+                                                            "HOME": "/nonexistent",
+                                                            "PYTHONPATH": str(Path(__file__).parents[1])},
+                       timeout=120)
+    assert p.returncode == 0, p.stderr
+    return p.stdout
+
+
+@pytest.fixture
+def open_tmp():
+    """A directory every uid may reach (pytest's own is root's alone)."""
+    import shutil
+    import tempfile
+    d = Path(tempfile.mkdtemp(prefix="foliofarm-sandbox-"))
+    d.chmod(0o755)
+    yield d
+    shutil.rmtree(d, ignore_errors=True)
+
+
+@pytest.mark.parametrize("as_user", [False, True], ids=["as-farm-user", "as-uid-65534"])
+def test_nothing_inside_the_sandbox_holds_a_privilege(open_tmp, as_user):
+    """bubblewrap run by root keeps every capability unless told: the sandbox
+    drops them all in a user namespace of its own, so a build can neither
+    remount its read-only tree writable, mount, make a device node nor make
+    a user namespace to gain them back; the same for a user."""
+    import os
+    if as_user and os.geteuid() != 0:
+        pytest.skip("the farm already runs as a user here (the other case)")
+    out = probe_inside(open_tmp, as_user)
+    assert "CapEff:\t0000000000000000" in out, out
+    assert "NoNewPrivs:\t1" in out, out
+    for what in ("remount", "mount", "mknod", "userns", "ro-write"):
+        assert f"{what}=refused" in out, out
+    assert "rw-write=ok" in out, out       # its own output it may write
+
+
+def cgroups_or_skip():
+    from foliofarm import cgroups
+    if not cgroups.available():
+        pytest.skip(f"no cgroup for the farm here ({cgroups.why_not()}): per-process limits only")
+
+
+def test_a_command_that_forks_without_end_is_stopped_by_its_cgroup(monkeypatch):
+    """RLIMIT_NPROC does not hold root; the cgroup's task limit does, for
+    everything the command started together, and the reason is said."""
+    cgroups_or_skip()
+    from foliofarm import util
+    from foliofarm.errors import TimedOut
+    monkeypatch.setattr(util, "WATCH_EVERY", 0.5)
+    with pytest.raises(TimedOut, match="limit of 32 tasks"):
+        sandbox.run(["sh", "-c", "while :; do sleep 600 & done"],
+                    limits=sandbox.Limits(seconds=120, tasks=32))
+    assert not [g for g in Path("/sys/fs/cgroup").glob("*/**/foliofarm-*") if g.is_dir()
+                and str(__import__("os").getpid()) in g.name]    # its cgroup is gone
+
+
+def test_a_command_that_allocates_without_end_is_stopped_by_its_cgroup():
+    """Many processes, each under the per-process address-space limit, hold
+    more than the total: the cgroup's memory limit stops them, with the reason."""
+    cgroups_or_skip()
+    from foliofarm.errors import TimedOut
+    hog = "python3 -c 'a = [bytearray(1 << 20) for _ in range(48)]; import time; time.sleep(60)'"
+    with pytest.raises(TimedOut, match="memory limit of 96 MB"):
+        sandbox.run(["sh", "-c", f"for i in 1 2 3 4; do {hog} & done; wait; exit 1"],
+                    limits=sandbox.Limits(seconds=120, total_memory_mb=96))
+
+
+def test_a_command_that_fills_its_tmp_is_told_so():
+    """The sandbox's /tmp is a tmpfs of a set size: filling it is a clear error
+    naming the limit, not the host's disk."""
+    with pytest.raises(InfraError, match=r"filled its /tmp .*at most 8 MB"):
+        sandbox.run(["sh", "-c", "head -c 64M /dev/zero > /tmp/fill"],
+                    limits=sandbox.Limits(seconds=60, tmp_mb=8))
+
+
+def test_the_host_reads_and_writes_below_a_build_directory_through_no_link(tmp_path):
+    """What the host opens in a directory a series' code could write follows no
+    link on any component: a link planted at the file, or at a folder on its
+    way, is refused (read) or replaced (write); the host files they name are
+    neither read nor written."""
+    from foliofarm import beneath
+    bdir = tmp_path / "bdir"
+    (bdir / "arch" / "arm64").mkdir(parents=True)
+    host = tmp_path / "host"
+    host.mkdir()
+    (host / "passwd").write_text("root:x:0:0\n")
+    (bdir / "arch" / "arm64" / "boot").symlink_to(host)
+    with pytest.raises(InfraError, match="symbolic link"):
+        beneath.read_beneath(bdir, "arch/arm64/boot/passwd", 1 << 20)
+    (bdir / ".config").symlink_to(host / "passwd")
+    with pytest.raises(InfraError, match="symbolic link"):
+        beneath.read_beneath(bdir, ".config", 1 << 20)
+    beneath.write_beneath(bdir, ".config", b"CONFIG_MMU=y\n")
+    assert (host / "passwd").read_text() == "root:x:0:0\n"
+    assert not (bdir / ".config").is_symlink() and (bdir / ".config").read_text() == "CONFIG_MMU=y\n"
+    with pytest.raises(InfraError, match="symbolic link"):
+        beneath.write_beneath(bdir, "arch/arm64/boot/x", b"x")
+    assert sorted(p.name for p in host.iterdir()) == ["passwd"]
+    with pytest.raises(InfraError, match="no '..'"):
+        beneath.read_beneath(bdir, "../host/passwd", 1 << 20)
+
+
+def test_a_selftests_make_that_turns_its_folder_into_a_link_gets_no_host_file_copied(tmp_path):
+    """The selftests' make writes its scratch tree: one that replaces its mm
+    folder with a link to a host folder of scripts gets none of them installed
+    (the host walks the scratch tree without following a link), and one that
+    leaves a link among its scripts gets that link passed over."""
+    from foliofarm.disks import selftests_disk
+    host = tmp_path / "host"
+    host.mkdir()
+    (host / "stolen.sh").write_text("echo host secret\n")
+    scratch, out = tmp_path / "scratch", tmp_path / "out"
+    mm = scratch / selftests_disk.MM
+    mm.mkdir(parents=True)
+    out.mkdir()
+    (mm / "run_vmtests.sh").write_text("#!/bin/sh\n")
+    (mm / "Makefile").write_text(f"all:\n\tln -s {host}/stolen.sh $(CURDIR)/linked.sh\n")
+    sandbox.run(["make", "-C", str(mm)], write=[scratch, out], limits=sandbox.Limits(seconds=60))
+    selftests_disk.install_scripts(scratch, out)
+    assert sorted(p.name for p in out.iterdir()) == ["run_vmtests.sh"]
+    (mm / "Makefile").write_text(f"all:\n\tmv $(CURDIR) $(CURDIR).gone && ln -s {host} $(CURDIR)\n")
+    for p in out.iterdir():
+        p.unlink()
+    sandbox.run(["make", "-C", str(mm)], write=[scratch, out], limits=sandbox.Limits(seconds=60))
+    assert mm.is_symlink()
+    with pytest.raises(InfraError, match="symbolic link"):
+        selftests_disk.install_scripts(scratch, out)
+    assert list(out.iterdir()) == []
+    assert sorted(p.name for p in host.iterdir()) == ["stolen.sh"]
+
+
+def test_kconfig_files_that_are_links_are_never_read(tmp_path):
+    """A series may add a Kconfig file that is a link to a host file (git
+    applies symbolic links): the symbols the farm reads come from the tree's
+    regular files only."""
+    from foliofarm.kernel import kconfig
+    host = tmp_path / "host-Kconfig"
+    host.write_text("config FF_FROM_THE_HOST\n\tbool\n")
+    tree = tmp_path / "linux"
+    (tree / "mm").mkdir(parents=True)
+    (tree / "mm" / "Kconfig").write_text("config MMU\n\tbool\n")
+    (tree / "mm" / "Kconfig.evil").symlink_to(host)
+    (tree / "arch").symlink_to(tmp_path)       # a link to a folder is not walked into
+    found = kconfig.kconfig_symbols(tree)
+    assert "CONFIG_MMU" in found and "CONFIG_FF_FROM_THE_HOST" not in found

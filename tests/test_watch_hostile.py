@@ -168,6 +168,64 @@ def test_a_from_with_no_address_is_no_one_to_answer():
         raise AssertionError("a reply was composed to no one")
 
 
+# An encoded display name that decodes to another author's address (and a comma).
+POSING = "=?utf-8?q?dev=40example=2Eorg=2C?= <mallory@evil.example>"
+
+
+def test_an_encoded_name_is_never_an_address():
+    """Addresses are parsed as sent, names decoded after: an encoded word that
+    decodes to "dev@example.org," is Mallory's name, not a second address, in
+    From, To and Cc alike."""
+    cover, patch = benign(frm=POSING)
+    assert cover.sender == patch.sender == "mallory@evil.example"
+    assert 'dev@example.org' in cover.author and threads.address_of(cover.author) == "mallory@evil.example"
+    cc = described(mail("[PATCH] mm: x", "cc@evil.example", "body", frm=EVIL,
+                        to="=?utf-8?q?dev=40example=2Eorg?= <list@lists.example>",
+                        cc="=?utf-8?b?ZGV2QGV4YW1wbGUub3JnLCA=?= <other@lists.example>"))
+    assert cc.recipients == ("list@lists.example", "other@lists.example")
+    # a name of plain words still reads as it should
+    plain = described(mail("[PATCH] mm: y", "y@example.org", "body",
+                           frm="=?utf-8?q?J=C3=B6rg_D=C3=A9v?= <jorg@example.org>"))
+    assert plain.sender == "jorg@example.org" and plain.author == '"J\u00f6rg D\u00e9v" <jorg@example.org>'
+
+
+def test_a_patch_from_one_posing_as_the_author_by_an_encoded_name_does_not_join_the_series():
+    cover, patch = benign()
+    _, body = example_series("benign.mbox")[1]
+    posing = described(mail("[PATCH 1/1] mm/filemap: one helper for the mmap_miss decrement",
+                            "posing@evil.example", body.replace("mmap_miss", "mmap_hit"),
+                            frm=POSING, date=NOW + 3600, reply_to=[cover.msgid]))
+    v = threads.group([cover, patch, posing])[threads.key_of(cover)]
+    assert v.patches[1] is patch and v.foreign == [posing] and v.sender == "dev@example.org"
+
+
+@needs_public_inbox
+def test_a_v2_from_one_posing_as_the_author_neither_supersedes_nor_mails_the_author(tmp_path):
+    """Mallory posts a complete v2 in the author's thread, From an encoded name
+    that decodes to the author's address: the author's v1 stays queued, the v2
+    is Mallory's own series, and its reply goes to Mallory, not the author."""
+    w = watching(tmp_path, raws())
+    [v1] = w.state.rows()
+    assert v1.state == "queued", v1.reason
+    for raw in raws(frm=POSING, version=2, tag="posing", reply_to=["v1.0@example.org"]):
+        w.inbox.post(raw)
+    sorted_now(w)
+    rows = {r.key: r for r in w.state.rows()}
+    assert rows[v1.key].state == "queued"
+    [theirs] = [r for k, r in rows.items() if k != v1.key]
+    assert threads.address_of(theirs.author) == "mallory@evil.example"
+    cfg = config.load()
+    cfg.interest.lists = [LIST]
+    [cover] = [m for m in (described(r) for r in raws(frm=POSING, version=2, tag="posing",
+                                                     reply_to=["v1.0@example.org"]))
+               if m.msgid == theirs.anchor]
+    for cc in ("lists", "all"):
+        cfg.reply.cc = cc
+        to = reply.addressed(reply.compose(cover, "k", "body\n", cfg))
+        assert to[0] == "mallory@evil.example" and "dev@example.org" not in to, to
+    w.state.close()
+
+
 # -- arbitrary headers never stop it
 
 

@@ -18,7 +18,7 @@ from foliofarm.disks import debroot, images
 from foliofarm.errors import InfraError
 from foliofarm.paths import VMTESTS
 from foliofarm.intake.source import KernelSource
-from foliofarm.sandbox import read_regular
+from foliofarm.beneath import read_regular
 from foliofarm.util import check_free_space, seal, sealed, sha256_files, sha256_text, tmp_dir
 
 PACKAGES = ["python3-minimal", "python3-numpy"]

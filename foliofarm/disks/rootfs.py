@@ -10,7 +10,8 @@ from pathlib import Path
 
 from foliofarm import hosttools, matrix
 from foliofarm.intake.apt import PrivateApt
-from foliofarm.kernel.build import CROSS_COMPILE, PROBE_SOURCES, Artifacts
+from foliofarm.kernel.build import CROSS_COMPILE, Artifacts
+from foliofarm.kernel.modules import PROBE_SOURCES
 from foliofarm.errors import BuildError, InfraError
 from foliofarm.disks import cpio
 from foliofarm.boot.qemu import SELFTESTS, THPMAPS

@@ -39,7 +39,7 @@ from foliofarm.intake.source import KernelSource
 from foliofarm.paths import VMTESTS
 from foliofarm.util import (StagingDir, check_free_space, clean_stale_staging, code_digest, run, seal, sealed,
                             sha256_files, sha256_text, tmp_dir, write_json)
-from foliofarm.sandbox import tree_file_bytes
+from foliofarm.beneath import list_beneath, read_beneath, tree_file_bytes, write_beneath
 
 RECIPE = "mm-selftests 1"
 SYSROOT_PACKAGES = ("libcap-dev", "libcap2", "libnuma-dev", "libnuma1")
@@ -159,7 +159,7 @@ def _build(cache: Path, src: KernelSource, root: Path, jobs: int,
             raise
         except InfraError:
             pass    # -k: what did not build is listed below, the rest is used
-        install_scripts(scratch / MM, out)
+        install_scripts(scratch, out)
         listed = sandbox.run([*make[:2], "-s", *make[2:], "--eval",
                               "foliofarm-list: ; @echo $(TEST_GEN_FILES)", "foliofarm-list"],
                              read=[root, hdr], write=[scratch, out], env=env, limits=LIMITS,
@@ -220,12 +220,17 @@ def copy_parts(tree: Path, scratch: Path) -> None:
                 shutil.copy2(p, dst, follow_symlinks=False)
 
 
-def install_scripts(mm: Path, out: Path) -> None:
+def install_scripts(scratch: Path, out: Path) -> None:
     """What `make install` would add beside the programs (it needs rsync): the
-    scripts run_vmtests.sh and the ksft_* wrappers call, and the settings file."""
-    for p in sorted(mm.iterdir()):
-        if p.suffix == ".sh" or p.name == "settings":
-            shutil.copy2(p, out / p.name, follow_symlinks=False)
+    scripts run_vmtests.sh and the ksft_* wrappers call, and the settings file.
+    The scratch tree is the selftests' make's to write: its mm folder and the
+    scripts in it are read without following a link (a link planted there is
+    passed over, never the host file it names)."""
+    for name, regular in list_beneath(scratch, MM):
+        if regular and (name.endswith(".sh") or name == "settings"):
+            data = read_beneath(scratch, f"{MM}/{name}", 16 << 20,
+                                        what="an mm selftests script")
+            write_beneath(out, name, data, mode=0o755 if name.endswith(".sh") else 0o644)
 
 
 def first_error(log_text: str, test: str) -> str:

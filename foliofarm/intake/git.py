@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from foliofarm import sandbox
-from foliofarm.errors import InfraError, TimedOut
+from foliofarm.errors import InfraError
 
 # The farm's commits (git am on a work branch, worktrees) carry this identity
 # and date: the same series applied twice makes the same commits.
@@ -24,6 +24,7 @@ IDENTITY = {
 CLEAN = {"PATH": "/usr/bin:/bin", "HOME": "/nonexistent", "GIT_CONFIG_NOSYSTEM": "1", "LC_ALL": "C"}
 # A sandboxed git command (git am of a series' patch) may take this long.
 SANDBOXED_SECONDS = 600
+SANDBOXED_LIMITS = sandbox.Limits(seconds=SANDBOXED_SECONDS)
 
 
 def env(kind: Literal["clean", "user"] = "clean") -> dict[str, str]:
@@ -41,17 +42,26 @@ def git(tree: Path | None, *args: str, check: bool = True, text: bool = True, st
         common = subprocess.run(["git", "-C", str(tree), "rev-parse", "--path-format=absolute",
                                  "--git-common-dir"], capture_output=True, text=True, check=False)
         write = [tree] + ([Path(common.stdout.strip())] if common.returncode == 0 else [])
-        argv = sandbox.wrap(argv, read=sandboxed, write=write, env=env(environment))
+        # the sandbox's limits (a wall clock, memory and tasks in all): killed
+        # whole past one, TimedOut with the reason
+        done = sandbox.run(argv, read=sandboxed, write=write, limits=SANDBOXED_LIMITS,
+                           env={**env(environment), **(extra or {})}, check=False,
+                           input=stdin.encode() if isinstance(stdin, str) else stdin,
+                           what=f"git {' '.join(args[:2])} in {tree}")
+        proc = subprocess.CompletedProcess(
+            done.args, done.returncode, done.stdout.decode(errors="replace") if text else done.stdout,
+            done.stderr.decode(errors="replace") if text else done.stderr)
+        return _checked(proc, tree, args, check, text)
     try:
         proc = subprocess.run(argv, input=stdin, capture_output=True, text=text,
-                              env={**env(environment), **(extra or {})},
-                              check=False, timeout=SANDBOXED_SECONDS if sandboxed is not None else None)
+                              env={**env(environment), **(extra or {})}, check=False)
     except FileNotFoundError:
         raise InfraError(f"git is not installed ({what or args[0]}): install Debian's git") from None
-    except subprocess.TimeoutExpired:
-        # bwrap killed: with --die-with-parent everything it started goes with it
-        raise TimedOut(f"git {' '.join(args[:2])} in {tree} was stopped at its limit of "
-                       f"{SANDBOXED_SECONDS} s") from None
+    return _checked(proc, tree, args, check, text)
+
+
+def _checked(proc: subprocess.CompletedProcess[Any], tree: Path | None, args: tuple[str, ...],
+             check: bool, text: bool) -> subprocess.CompletedProcess[Any]:
     if check and proc.returncode:
         err = proc.stderr if text else proc.stderr.decode(errors="replace")
         raise InfraError(f"git {' '.join(args)}" + (f" in {tree}" if tree else "")

@@ -9,7 +9,13 @@ Two caches, two keys:
 
 A series' side builds in a copy of the base's build directory of its own,
 with ccache read-only, and what it made is copied out without following links
-(kernel/untrusted.py); the host never runs anything a build made.
+(kernel/untrusted.py); the host never runs anything a build made. The host's
+own files of a build (its log, its metadata, the configuration and module
+stamps) live in a directory of their own beside the build directories
+(host_dir), where no build can write: a link a series' build plants in its
+build directory never steers where the host writes or what it reads; what
+the host must put in a build directory (.config, the probe's sources) is
+written without following a link (beneath.write_beneath).
 """
 
 from __future__ import annotations
@@ -27,18 +33,16 @@ from typing import Callable
 
 from foliofarm import hosttools, locks, matrix, sandbox
 from foliofarm.kernel import kconfig, prune, untrusted
-from foliofarm.kernel.modules import MODULE_STAMP, MODULES, module_inputs
+from foliofarm.kernel import modules
+from foliofarm.kernel.modules import PROBE_SOURCES
 from foliofarm.errors import BuildError, InfraError, TimedOut
 from foliofarm.paths import KERNEL_CONFIGS, VMTESTS
 from foliofarm.intake.source import KernelSource
-from foliofarm.sandbox import copy_regular
+from foliofarm.beneath import copy_regular, write_beneath
 from foliofarm.util import (StagingDir, check_free_space, clean_stale_staging, file_digest, is_enospc,
                             run, sha256_files, sha256_text, write_json)
 
 CROSS_COMPILE = "aarch64-linux-gnu-"
-# The guest's kernel modules: the page-table probe every boot loads, and the
-# splat trigger that only the console recordings load.
-PROBE_SOURCES = ("ffprobe.c", "ffprobe.h", "ffsplat_trigger.c", "ffsplat_noasan.c", "Kbuild")
 ARTIFACT_FILES = ("Image", "config", "System.map", "ffprobe.ko", "ffsplat.ko")
 # Where each artifact comes from in a build directory, and the most it may weigh.
 ARTIFACT_SOURCES = {"Image": ("arch/arm64/boot/Image", 256), "config": (".config", 4),
@@ -141,6 +145,12 @@ class Builder:
         tc_key = sha256_text(self.toolchain)[:8]
         return (self.cache / "build" /
                 f"{source.xy}-{page.name}-{variant}-{sha256_text(str(source.tree))[:8]}-{config_key}-{tc_key}")
+
+    def host_dir(self, bdir: Path) -> Path:
+        """The host's own files of the build in ``bdir`` (untrusted.host_dir), made if need be."""
+        d = untrusted.host_dir(self.cache, bdir)
+        d.mkdir(parents=True, exist_ok=True)
+        return d
 
     def build_dir(self, source: KernelSource, page: matrix.PageSize, variant: str) -> Path:
         """Where make builds this: the base's own build directory, or for a
@@ -250,12 +260,15 @@ class Builder:
         """Remove this run's series build directories (their artifacts are kept)."""
         for d in self.copied:
             shutil.rmtree(d, ignore_errors=True)
+            shutil.rmtree(self.host_dir(d), ignore_errors=True)
         self.copied.clear()
 
     def _make_in(self, source: KernelSource, page: matrix.PageSize, variant: str, frags: list[Path],
                  bdir: Path, art_dir: Path | None) -> Artifacts:
         bdir.mkdir(parents=True, exist_ok=True)
-        logf = bdir / "foliofarm-build.log"
+        host = self.host_dir(bdir)
+        logf = host / "build.log"
+        logf.unlink(missing_ok=True)
         logf.write_text("")
         env = self.make_env(trusted=not source.tag)
         reproduce = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items()
@@ -272,7 +285,7 @@ class Builder:
             "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         }
         # Written first, so that a killed build still says what it was doing.
-        write_json(bdir / "foliofarm-build.json", meta)
+        write_json(host / "build.json", meta)
         self.log(f"build {source.label} {page.name}: {reproduce}")
         t0 = time.monotonic()
         try:
@@ -286,7 +299,7 @@ class Builder:
             raise
         meta.update(state="complete", seconds=round(time.monotonic() - t0, 1),
                     absent_optional=[r.symbol for r in verification.absent_optional])
-        write_json(bdir / "foliofarm-build.json", meta)
+        write_json(host / "build.json", meta)
 
         if art_dir is None:   # unversioned tree: key the artifact by what was built
             art_dir = self.cache / "artifacts" / (f"{source.label}-{page.name}-{variant}-"
@@ -294,7 +307,8 @@ class Builder:
         with StagingDir(art_dir) as tmp:
             # what a build made is not trusted: no link followed, regular files of a sane size
             for name, (inside, max_mb) in ARTIFACT_SOURCES.items():
-                copy_regular(bdir / inside, tmp / name, max_mb << 20, what=f"the build's {inside}")
+                copy_regular(bdir / inside, tmp / name, max_mb << 20, what=f"the build's {inside}",
+                             beneath=bdir)
             copy_regular(logf, tmp / "build.log", 256 << 20, what="the build log")
             meta["sha256"] = {f: file_digest(tmp / f) for f in ARTIFACT_FILES}
             write_json(tmp / "build.json", meta)
@@ -303,30 +317,32 @@ class Builder:
     def _configure(self, source: KernelSource, bdir: Path, frags: list[Path],
                    env: dict[str, str], logf: Path) -> kconfig.Verification:
         reqs = [r for f in frags for r in kconfig.parse_fragment(f)]
-        old = untrusted.config_text(bdir / ".config") if (bdir / ".config").exists() else None
+        old = untrusted.config_text(bdir) if (bdir / ".config").exists() else None
         # The same fragments over the same Kconfig files give the same .config:
         # then the three configuration steps (seconds each) are skipped.
-        stamp = bdir / "foliofarm-kconfig.key"
+        stamp = self.host_dir(bdir) / "kconfig.key"
         key = sha256_text(sha256_files(frags), self.config_inputs(source))
         if old is not None and stamp.is_file() and stamp.read_text() == f"{key} {sha256_text(old)}\n":
             self.log(f"{bdir.name}: configuration inputs unchanged, .config kept")
             return kconfig.verify(old, reqs, source.tree)
         stamp.unlink(missing_ok=True)
-        tmp = bdir / "foliofarm-kconfig"
-        tmp.mkdir(exist_ok=True)
-        self._make(source, tmp, env, logf, "allnoconfig", jobs_=1)
-        # merge_config.sh only merges (-m); olddefconfig then resolves dependencies.
-        try:
-            self.sandboxed(source, tmp, [str(source.tree / "scripts/kconfig/merge_config.sh"), "-m",
-                                         "-O", str(tmp), str(tmp / ".config"), *map(str, frags)],
-                           env, logf, "merge_config.sh", cwd=tmp, frags=frags)
-        except TimedOut as exc:
-            raise BuildError(f"{source.label}: {exc}") from None
-        self._make(source, tmp, env, logf, "olddefconfig", jobs_=1)
-        new = untrusted.config_text(tmp / ".config")
+        # configured in a directory the host makes anew each time (never one
+        # the build directory holds, which an earlier build could have made a link)
+        with untrusted.scratch_dir(self.cache, f"kconfig-{bdir.name}") as tmp:
+            self._make(source, tmp, env, logf, "allnoconfig", jobs_=1)
+            # merge_config.sh only merges (-m); olddefconfig then resolves dependencies.
+            try:
+                self.sandboxed(source, tmp, [str(source.tree / "scripts/kconfig/merge_config.sh"),
+                                             "-m", "-O", str(tmp), str(tmp / ".config"),
+                                             *map(str, frags)],
+                               env, logf, "merge_config.sh", cwd=tmp, frags=frags)
+            except TimedOut as exc:
+                raise BuildError(f"{source.label}: {exc}") from None
+            self._make(source, tmp, env, logf, "olddefconfig", jobs_=1)
+            new = untrusted.config_text(tmp)
         verification = kconfig.verify(new, reqs, source.tree)
         if new != old:  # leave .config untouched when equal: make then rebuilds nothing
-            (bdir / ".config").write_text(new)
+            write_beneath(bdir, ".config", new.encode(), what="the build's .config")
         stamp.write_text(f"{key} {sha256_text(new)}\n")
         return verification
 
@@ -350,7 +366,8 @@ class Builder:
         except TimedOut as exc:
             raise BuildError(f"{source.label}: the build was stopped at a limit (a build stage "
                              f"may take {self.limits.seconds:g} s: --build-timeout or "
-                             f"FOLIOFARM_BUILD_TIMEOUT)\n{exc}") from None
+                             f"FOLIOFARM_BUILD_TIMEOUT; the sandbox's totals: "
+                             f"FOLIOFARM_SANDBOX_MEMORY_MB, FOLIOFARM_SANDBOX_TASKS)\n{exc}") from None
         except InfraError as exc:
             msg = f"{source.label}: make {' '.join(targets)} failed in {bdir}\n"
             stopped = sandbox.stopped_lines(logf.read_text(errors="replace") if logf.exists() else "")
@@ -364,24 +381,8 @@ class Builder:
 
     def _build_probe(self, source: KernelSource, bdir: Path, env: dict[str, str],
                      logf: Path) -> None:
-        mdir = bdir / "ffprobe"
-        mdir.mkdir(exist_ok=True)
-        for name in PROBE_SOURCES:
-            src = (VMTESTS / name).read_bytes()
-            dst = mdir / name
-            if not dst.exists() or dst.read_bytes() != src:
-                dst.write_bytes(src)
-        # kept as built when nothing kbuild's records name changed (modules.py)
-        stamp = mdir / MODULE_STAMP
-        key = module_inputs(bdir, mdir, self.toolchain)
-        if key is not None and stamp.is_file() and stamp.read_text() == key + "\n" and all(
-                (mdir / f).is_file() for f in MODULES):
-            self.log(f"{bdir.name}: probe modules' inputs unchanged, modules kept")
-            return
-        stamp.unlink(missing_ok=True)   # a make killed half-way leaves no stamp to trust
-        self._make(source, bdir, env, logf, f"M={mdir}", "modules")
-        if (key := module_inputs(bdir, mdir, self.toolchain)) is not None:
-            stamp.write_text(key + "\n")
+        modules.build_probe(bdir, self.host_dir(bdir), self.toolchain, self.log,
+                            lambda *targets: self._make(source, bdir, env, logf, *targets))
 
 
 def compiler_errors(logf: Path, limit: int = 20, strip: str = "") -> str:

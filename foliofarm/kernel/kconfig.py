@@ -10,8 +10,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from foliofarm.errors import ConfigError, UsageError
-from foliofarm.sandbox import tree_file_bytes
+from foliofarm.errors import ConfigError, InfraError, UsageError
+from foliofarm.beneath import read_regular, tree_file_bytes
 from foliofarm.util import sha256_text, write_atomic
 
 SET_RE = re.compile(r"^(CONFIG_\w+)=(.*)$")
@@ -26,6 +26,10 @@ class Requirement:
     value: str         # "y", "n", "30", "\"str\""
     fragment: str      # file name it came from
     optional: str | None = None   # reason, when the symbol may be absent from a kernel
+
+
+# A Kconfig file is read up to this size (the largest in 7.3 is under 100 kB).
+KCONFIG_MAX = 4 << 20
 
 
 def parse_fragment(path: Path) -> list[Requirement]:
@@ -58,11 +62,21 @@ def parse_config(text: str) -> dict[str, str]:
 
 
 def kconfig_symbols(tree: Path) -> dict[str, Path]:
-    """Every symbol the tree's Kconfig files define -> the file defining it."""
+    """Every symbol the tree's Kconfig files define -> the file defining it.
+    A series' tree: its Kconfig files are read as regular files only, no link
+    followed (a link to a host file or a FIFO is passed over)."""
     found: dict[str, Path] = {}
-    for path in tree.rglob("Kconfig*"):
-        if path.is_file() and "Documentation" not in path.parts:
-            for m in KCONFIG_DEF_RE.finditer(path.read_text(errors="replace")):
+    for d, dirs, files in os.walk(tree):      # links to directories are not walked into
+        dirs[:] = sorted(x for x in dirs if not x.startswith(".") and x != "Documentation")
+        for f in sorted(files):
+            if not f.startswith("Kconfig"):
+                continue
+            path = Path(d) / f
+            try:
+                text = read_regular(path, KCONFIG_MAX, beneath=tree).decode(errors="replace")
+            except InfraError:
+                continue
+            for m in KCONFIG_DEF_RE.finditer(text):
                 found.setdefault("CONFIG_" + m.group(1), path)
     return found
 
@@ -85,8 +99,11 @@ def inputs_digest(tree: Path) -> str:
     return h.hexdigest()
 
 
-def _depends_hint(symbol: str, defined_in: Path) -> str:
-    text = defined_in.read_text(errors="replace")
+def _depends_hint(symbol: str, defined_in: Path, tree: Path) -> str:
+    try:
+        text = read_regular(defined_in, KCONFIG_MAX, beneath=tree).decode(errors="replace")
+    except InfraError:
+        return ""
     m = re.search(rf"^\s*(?:menu)?config\s+{symbol[7:]}\s*$(.*?)(?=^\s*(?:menu)?config\s|\Z)",
                   text, re.M | re.S)
     if not m:
@@ -122,7 +139,7 @@ def verify(final_config: str, reqs: list[Requirement], tree: Path) -> Verificati
                            "kernels lack it)")
         else:
             dropped.append(f"{r.symbol}={r.value} from {r.fragment}: final .config has "
-                           f"{actual!r}{_depends_hint(r.symbol, symbols[r.symbol])}")
+                           f"{actual!r}{_depends_hint(r.symbol, symbols[r.symbol], tree)}")
     if dropped:
         raise ConfigError("Kconfig dropped requested symbols:\n  " + "\n  ".join(dropped))
     return Verification(absent_optional=absent)

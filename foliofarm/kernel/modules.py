@@ -7,13 +7,20 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Callable
 
 from foliofarm.errors import InfraError
-from foliofarm.sandbox import read_regular
+from foliofarm.beneath import (exists_beneath, list_beneath, mkdir_beneath, read_beneath,
+                               read_regular, write_beneath)
+from foliofarm.paths import VMTESTS
 from foliofarm.util import sha256_text
 
+# The guest's kernel modules: the page-table probe every boot loads, and the
+# splat trigger that only the console recordings load.
+PROBE_SOURCES = ("ffprobe.c", "ffprobe.h", "ffsplat_trigger.c", "ffsplat_noasan.c", "Kbuild")
 MODULES = ("ffprobe.ko", "ffsplat.ko")
-# What the probe modules were last built from (module_inputs), in their directory.
+# What the probe modules were last built from (module_inputs), in the build's
+# host directory (untrusted.host_dir: where no build writes).
 MODULE_STAMP = "foliofarm-modules.key"
 
 
@@ -53,7 +60,12 @@ def module_inputs(bdir: Path, mdir: Path, toolchain: str) -> str | None:
     they link against by content (its .config, Module.symvers, module.lds:
     rewritten by every kernel build, the same unless what they say changed);
     None when there are no records yet (never built here)."""
-    cmds = sorted(mdir.glob(".*.cmd"))
+    try:
+        rel = mdir.relative_to(bdir)
+        cmds = [mdir / n for n, regular in list_beneath(bdir, rel)
+                if regular and n.startswith(".") and n.endswith(".cmd")]
+    except InfraError:
+        return None      # the directory is a link, or not there: rebuild
     if not cmds:
         return None
     try:
@@ -67,7 +79,7 @@ def _inputs(bdir: Path, mdir: Path, toolchain: str, cmds: list[Path]) -> str:
     parts: list[str | bytes] = [toolchain]
     seen = {os.path.normpath(f) for f in kernel_side}     # by content, below
     for cmd in cmds:
-        text = read_regular(cmd, 4 << 20).decode(errors="replace")
+        text = read_regular(cmd, 4 << 20, beneath=bdir).decode(errors="replace")
         parts += [cmd.name, text]
         for dep in cmd_dependencies(text):
             if dep.startswith("/"):
@@ -89,6 +101,36 @@ def _inputs(bdir: Path, mdir: Path, toolchain: str, cmds: list[Path]) -> str:
             except FileNotFoundError:
                 parts.append(f"{path} absent")
     for f in kernel_side:
-        parts += [f.name, read_regular(f, 64 << 20) if f.exists() else b"(absent)"]
+        parts += [f.name, read_regular(f, 64 << 20, beneath=bdir) if os.path.lexists(f)
+                  else b"(absent)"]
     return sha256_text(*parts)
 
+
+
+def build_probe(bdir: Path, host: Path, toolchain: str, log: Callable[[str], None],
+                make: Callable[..., None]) -> None:
+    """The probe modules' sources put in ``bdir``/ffprobe (written without
+    following a link a series' build may have planted there) and ``make``
+    M=... modules run, unless nothing their records name changed since the
+    stamp in ``host`` (the build's host directory) was written."""
+    mdir = bdir / "ffprobe"
+    mkdir_beneath(bdir, "ffprobe", what="the probe modules' directory")
+    for name in PROBE_SOURCES:
+        src = (VMTESTS / name).read_bytes()
+        rel = f"ffprobe/{name}"
+        try:
+            same = read_beneath(bdir, rel, 1 << 20) == src
+        except InfraError:
+            same = False     # absent, or not a regular file: written anew below
+        if not same:
+            write_beneath(bdir, rel, src, what="the probe module's sources")
+    stamp = host / MODULE_STAMP
+    key = module_inputs(bdir, mdir, toolchain)
+    if key is not None and stamp.is_file() and stamp.read_text() == key + "\n" and all(
+            exists_beneath(bdir, f"ffprobe/{f}") for f in MODULES):
+        log(f"{bdir.name}: probe modules' inputs unchanged, modules kept")
+        return
+    stamp.unlink(missing_ok=True)   # a make killed half-way leaves no stamp to trust
+    make(f"M={mdir}", "modules")
+    if (key := module_inputs(bdir, mdir, toolchain)) is not None:
+        stamp.write_text(key + "\n")

@@ -24,7 +24,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from foliofarm.sandbox import tree_size
+from foliofarm.beneath import tree_size
 
 GB = 1 << 30
 

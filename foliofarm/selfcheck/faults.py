@@ -181,7 +181,7 @@ def running(pattern: str) -> Callable[[str, float, int], bool]:
 def forget_kconfig() -> None:
     """Make the next build configure again (it skips configuration when the
     fragments and the tree's Kconfig files are unchanged)."""
-    for stamp in (cache_dir() / "build").glob("7.3-4k-default-*/foliofarm-kconfig.key"):
+    for stamp in (cache_dir() / "build-host").glob("7.3-4k-default-*/kconfig.key"):
         stamp.unlink()
 
 

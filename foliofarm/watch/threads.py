@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from email.header import decode_header, make_header
 from email.parser import BytesHeaderParser
 from email.policy import compat32
-from email.utils import getaddresses, parsedate_to_datetime
+from email.utils import getaddresses, parsedate_to_datetime, quote
 
 from foliofarm.errors import UsageError
 from foliofarm.intake import mail
@@ -38,7 +38,7 @@ class Message:
     blob: str                  # the archive's object id of the raw message
     date: float                # its Date: header (seconds), else when it was read
     subject: str
-    author: str                # "Name <address>", as From: says
+    author: str                # '"Name" <address>': From's address as sent, its name decoded
     recipients: tuple[str, ...]  # To and Cc addresses
     refs: tuple[str, ...]      # References, then In-Reply-To, oldest first
     kind: str
@@ -77,6 +77,28 @@ def address_of(author: str) -> str:
     return addr if len(addr) <= 254 and ADDRESS.fullmatch(addr) else ""
 
 
+def addresses(values: list) -> list[tuple[str, str]]:
+    """(display name, address) of header values (From, To, Cc), parsed as
+    sent, before any RFC 2047 decoding: an encoded word is a name, never an
+    address (`=?utf-8?q?a=40b.org=2C?= <c@d.net>` is c@d.net, named "a@b.org,"),
+    so it can neither add, change nor hide one. Names are decoded after."""
+    try:
+        pairs = getaddresses([str(v) for v in values if v is not None])
+    except Exception:          # noqa: BLE001: a stranger's header
+        return []
+    return [(_decoded(name), addr.strip()) for name, addr in pairs]
+
+
+def author_of(value) -> str:
+    """A From header as the watcher keeps it: its first address as sent, with
+    its decoded name quoted (parsed again, it gives that same address)."""
+    pairs = addresses([value]) if value is not None else []
+    if not pairs or not pairs[0][1]:
+        return _decoded(value)
+    name, addr = pairs[0]
+    return f'"{quote(name)}" <{addr}>' if name else f"<{addr}>"
+
+
 def _decoded(value) -> str:
     if value is None:
         return ""
@@ -112,9 +134,9 @@ def describe(raw: bytes, blob: str, now: float, max_bytes: int) -> Message:
         if r not in refs and r != msgid:
             refs.append(r)
     subject = _decoded(head.get("Subject"))
-    author = _decoded(head.get("From"))
-    recipients = tuple(a for _, a in getaddresses([_decoded(v) for k in ("To", "Cc")
-                                                  for v in head.get_all(k, [])]) if "@" in a)
+    author = author_of(head.get("From"))
+    recipients = tuple(a for _, a in addresses([v for k in ("To", "Cc")
+                                                for v in head.get_all(k, [])]) if "@" in a)
     base = dict(msgid=msgid, blob=blob, date=_date(head, now), subject=subject, author=author,
                 recipients=recipients, refs=tuple(refs), size=len(raw))
     prefix = mail.PREFIX.match(subject)
