@@ -233,8 +233,7 @@ class Cgroup:
     def __init__(self, totals: Totals, dirs: list[tuple[_Hierarchy, Path]]) -> None:
         self.totals = totals
         self.dirs = dirs
-        # opened now: the child's preexec only writes (no path lookup, no allocation to fail)
-        self._procs = [os.open(d / "cgroup.procs", os.O_WRONLY) for _, d in dirs]
+        self._procs = [os.fsencode(d / "cgroup.procs") for _, d in dirs]
 
     @classmethod
     def make(cls, totals: Totals) -> Cgroup | None:
@@ -258,10 +257,15 @@ class Cgroup:
             return None
 
     def join(self) -> None:
-        """Put the calling process in the group (a child's preexec, before exec)."""
+        """Put the calling process in the group (a child's preexec, before exec;
+        by path: pexpect closes the descriptors it inherits before its preexec)."""
         pid = str(os.getpid()).encode()
-        for fd in self._procs:
-            os.write(fd, pid)
+        for path in self._procs:
+            fd = os.open(path, os.O_WRONLY)
+            try:
+                os.write(fd, pid)
+            finally:
+                os.close(fd)
 
     def _file(self, controller: str, name: str) -> Path | None:
         for h, d in self.dirs:
@@ -292,9 +296,6 @@ class Cgroup:
 
     def close(self) -> None:
         """Kill what is left in the group and remove it."""
-        for fd in self._procs:
-            os.close(fd)
-        self._procs = []
         for _, d in self.dirs:
             _empty(d)
 

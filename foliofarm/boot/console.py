@@ -20,7 +20,9 @@ from typing import TextIO
 
 import pexpect
 
+from foliofarm import cgroups, sandbox
 from foliofarm.boot import banner, priority, splat
+from foliofarm.boot.qemu import guest_totals
 from foliofarm.boot.banner import READY, normalise
 from foliofarm.errors import GuestError
 
@@ -108,6 +110,7 @@ class GuestSession:
         self.running: str | None = None   # the command in flight, for attribution
         self.history: list[CommandResult] = []   # every command's result, in order
         self.hang_grace = HANG_GRACE_S
+        self.cgroup: cgroups.Cgroup | None = None    # QEMU's totals (guest_totals), where the host gives one
 
     # -- lifecycle ---------------------------------------------------------------
     def __enter__(self) -> "GuestSession":
@@ -116,9 +119,11 @@ class GuestSession:
         self._log = open(self.console_log, "w", encoding="utf-8", errors="replace", buffering=1)
         self._log.write(f"# {' '.join(argv)}\n")
         t0 = time.monotonic()
+        self.cgroup = cgroups.Cgroup.make(guest_totals(argv)) if sandbox.enabled() else None
         self.child = pexpect.spawn(argv[0], argv[1:], encoding="utf-8", codec_errors="replace",
                                    timeout=self.boot_timeout, maxread=65536,
-                                   searchwindowsize=SEARCH_WINDOW, echo=False)
+                                   searchwindowsize=SEARCH_WINDOW, echo=False,
+                                   preexec_fn=self.cgroup.join if self.cgroup else None)
         self._registered = self.child.pid
         priority.GUESTS.started(self.child.pid, self.tree, self.claim)
         # pexpect sleeps 50 ms before every send by default (for terminals that
@@ -159,6 +164,9 @@ class GuestSession:
         if self._log is not None:
             self._log.close()
             self._log = None
+        if self.cgroup is not None:
+            self.cgroup.close()
+            self.cgroup = None
 
     # -- commands ----------------------------------------------------------------
     def run(self, command: str, timeout: float = 120) -> CommandResult:
@@ -284,7 +292,7 @@ class GuestSession:
         excerpt = self._excerpt()
         if state == "eof":
             fatal = splat.is_fatal(self.splats)
-            how, host = self._qemu_exit()
+            how, host, fatal = self._qemu_exit(fatal)
             # QEMU that exits on its own, status 0, did so because the guest
             # reset or powered off (-no-reboot): the kernel's doing, panic
             # line or not. Killed, or failing with its own error: the host's.
@@ -300,21 +308,24 @@ class GuestSession:
         raise GuestError(f"guest hung: {what!r} did not finish within "
                          f"{deadline.seconds:.0f}s", excerpt, kernel_fault=True)
 
-    def _qemu_exit(self) -> tuple[str, bool]:
-        """How QEMU ended, and whether the host is to blame: killed by a signal
-        from outside, or exiting with an error of its own (it could not
-        start), is never a verdict on the kernel (an error, exit 3)."""
+    def _qemu_exit(self, fatal: bool) -> tuple[str, bool, bool]:
+        """How QEMU ended, whether the host is to blame, and whether the kernel
+        died (``fatal``, from the console): killed by a signal from outside,
+        exiting with an error of its own (it could not start) or stopped at its
+        cgroup's limit is never a verdict on the kernel (an error, exit 3)."""
+        if self.cgroup is not None and (held := self.cgroup.stopped()):
+            return f"; QEMU was stopped at {held}", True, False
         try:
             self.child.close(force=False)
         except Exception:       # pexpect may refuse while the process lingers
-            return "", True
+            return "", True, fatal
         sig = getattr(self.child, "signalstatus", None)
         if sig:
-            return f"; QEMU was killed by signal {sig}, not by the guest", True
+            return f"; QEMU was killed by signal {sig}, not by the guest", True, fatal
         status = getattr(self.child, "exitstatus", None)
         if status:
-            return f"; QEMU exited with status {status}", True
-        return "", status is None
+            return f"; QEMU exited with status {status}", True, fatal
+        return "", status is None, fatal
 
     def _expect_status(self, deadline: Deadline, what: str) -> tuple[int, int]:
         """The exit status and the taint printed after the end marker."""

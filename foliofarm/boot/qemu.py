@@ -1,13 +1,30 @@
-"""QEMU command lines for the arm64 virt machine."""
+"""QEMU command lines for the arm64 virt machine.
+
+QEMU runs a series' kernel: it is confined as the code it runs is untrusted
+(confinement_argv). Its seccomp sandbox (`-sandbox on`) refuses obsolete system
+calls, spawning processes and changing its own scheduling; run by root, it
+then drops to a uid of its own that owns nothing on the host (one per guest:
+two guests' QEMUs are not the same user to each other) and chroots into an
+empty directory, once it has opened its images: a QEMU taken over by its guest
+sees no host file but the ones it was given. The farm's user keeps its files
+readable to it only by the descriptors QEMU opened. Without root it runs as
+the farm's user with set*id refused too (`elevateprivileges=deny`, which a
+drop of uid needs, so root's QEMU relies on the drop: a process of no
+capability and NoNewPrivs cannot gain root back)."""
 
 from __future__ import annotations
 
 import os
 import platform
+import secrets
+import subprocess
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 
+from foliofarm import cgroups, sandbox
 from foliofarm.errors import UsageError
+from foliofarm.paths import cache_dir
 
 QEMU = "qemu-system-aarch64"
 # The serial of the disk that carries dumps home (rootfs/init names its device).
@@ -22,6 +39,59 @@ THPMAPS = "ffpy"
 # swap device by init (mkswap, swapon) in every guest.
 SWAP = "ffswap"
 SWAP_BYTES = 1 << 30
+# QEMU's seccomp filter: what it may not do once the guest runs.
+SECCOMP = "on,obsolete=deny,spawn=deny,resourcecontrol=deny"
+# A guest's own uid (and gid) when the farm is root: from a range no account uses.
+GUEST_IDS = (1_610_612_736, 1 << 28)
+
+
+@cache
+def _run_with() -> bool:
+    """QEMU takes -run-with user=,chroot= (9.1 and later; -runas and -chroot go)."""
+    try:
+        out = subprocess.run([QEMU, "-help"], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return "-run-with" in out and "user=" in out
+
+
+def empty_root() -> Path:
+    """An empty directory, root's and read-only, that QEMU chroots into."""
+    d = cache_dir() / "qemu-root"
+    if not d.is_dir():
+        d.mkdir(parents=True, exist_ok=True)
+        d.chmod(0o555)
+    if d.stat().st_mode & 0o777 != 0o555 or any(d.iterdir()):
+        raise UsageError(f"{d}: QEMU's empty root must be an empty directory of mode 0555: "
+                         "remove it and run again")
+    return d
+
+
+# What a guest's QEMU may hold above the guest's own memory (TCG's translation
+# cache, its threads), and how many tasks: a total for its cgroup.
+QEMU_OVERHEAD_MB = 1536
+QEMU_TASKS = 256
+
+
+def guest_totals(argv: list[str]) -> cgroups.Totals:
+    """The cgroup totals of the QEMU that ``argv`` starts (its -m plus the overhead)."""
+    memory = int(argv[argv.index("-m") + 1]) if "-m" in argv[:-1] else 2048
+    return cgroups.Totals(memory + QEMU_OVERHEAD_MB, QEMU_TASKS)
+
+
+def confinement_argv() -> list[str]:
+    """QEMU's own confinement (the module's docstring); none with FOLIOFARM_SANDBOX=off."""
+    if not sandbox.enabled():
+        return []
+    if os.geteuid() != 0:
+        return ["-sandbox", SECCOMP + ",elevateprivileges=deny"]
+    uid = GUEST_IDS[0] + secrets.randbelow(GUEST_IDS[1])
+    root = empty_root()
+    if _run_with():
+        return ["-sandbox", SECCOMP, "-run-with", f"chroot={root},user={uid}:{uid}"]
+    return ["-sandbox", SECCOMP, "-runas", f"{uid}:{uid}", "-chroot", str(root)]
+
+
 # NUMA nodes' memory comes in multiples of this: a sparsemem section of the
 # 64K-page kernel (SECTION_SIZE_BITS 29), so no section straddles two nodes.
 NODE_ALIGN_MB = 512
@@ -152,4 +222,4 @@ class Machine:
                 "-display", "none", "-no-reboot", "-nic", "none",
                 *(["-serial", "mon:stdio"] if self.interactive else ["-monitor", "none", "-serial", "stdio"]),
                 "-kernel", str(self.kernel), "-initrd", str(self.initrd),
-                "-append", self.append(), *self.drives_argv()]
+                "-append", self.append(), *self.drives_argv(), *confinement_argv()]
