@@ -233,7 +233,7 @@ def run(argv: Sequence[str | os.PathLike[str]], *, read: Sequence[Path] = (),
         if group is not None and (why := group.stopped()):
             raise TimedOut(f"{name} was stopped at {why}") from None
         if enabled() and _tmp_full(str(exc), write):
-            raise InfraError(f"{name} filled its /tmp (the sandbox's /tmp holds at most "
+            raise TimedOut(f"{name} filled its /tmp (the sandbox's /tmp holds at most "
                              f"{lim.tmp_mb} MB: FOLIOFARM_SANDBOX_TMP_MB; the host's disk has room): "
                              + str(exc).removeprefix(DISK_FULL)) from None
         raise

@@ -391,6 +391,7 @@ def compiler_errors(logf: Path, limit: int = 20, strip: str = "") -> str:
     text = logf.read_text(errors="replace") if logf.exists() else ""
     if strip:
         text = text.replace(strip, "")
+    # a compiler's or linker's error, and make's own fatal lines ($(error ...), a missing rule)
     lines = [ln for ln in text.splitlines()
-             if re.search(r"\berror\b|Error \d|undefined reference", ln)]
+             if re.search(r"\berror\b|Error \d|undefined reference|^\S+:\d+: \*\*\* ", ln)]
     return "\n".join(lines[:limit]) or "\n".join(text.splitlines()[-limit:])

@@ -42,7 +42,8 @@ from foliofarm.boot import banner, splat
 from foliofarm.disks import debroot, rootfs
 from foliofarm.measure import framed
 from foliofarm.measure.cells import Context, Kernel, machine
-from foliofarm.boot.qemu import Machine
+from foliofarm import sandbox
+from foliofarm.boot.qemu import SECCOMP, Machine
 from foliofarm.boot.session import Boot
 from foliofarm.judge.catalogue import Check, Kind
 from foliofarm.matrix import Cell
@@ -230,7 +231,10 @@ def argv(mach: Machine, root: Path, kernel_dir: Path, command: str | None = None
     ``root``, the kernel's artifacts (``kernel_dir``, the probe module) at
     KERNEL_DIR; ``command`` run with its exit status (-e), else a shell."""
     # with KVM (an arm64 host), vng itself asks for it and for -cpu host
-    qemu = [*([] if mach.use_kvm() else mach.accel_argv()), *mach.numa_argv(), *mach.drives_argv()]
+    # QEMU's seccomp filter as in the farm's own boots (qemu.SECCOMP); not its
+    # uid drop and chroot: vng's QEMU serves the guest root and --rodir over 9p
+    qemu = [*([] if mach.use_kvm() else mach.accel_argv()), *mach.numa_argv(), *mach.drives_argv(),
+            *(["-sandbox", SECCOMP] if sandbox.enabled() else [])]
     # --no-virtme-ng-init: vng's faster init is a host binary (x86-64 in the
     # wheel); the guest root is made for its bash init, virtme-init
     out = [vng_command(), "--run", str(mach.kernel), "--arch", "arm64", "--root", str(root),
