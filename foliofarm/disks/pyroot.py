@@ -54,7 +54,7 @@ def image(cache: Path, src: KernelSource) -> Path:
         raise InfraError(f"{src.label} has no {THPMAPS}: the thpmaps cross-check needs a tree "
                          "that has it (Linux 6.9 or later)")
     # the tree's (a series') file: never a link to a host file, never a device
-    text = read_regular(script, 1 << 20, what=f"{src.label}'s {THPMAPS}")
+    text = read_regular(script, 1 << 20, what=f"{src.label}'s {THPMAPS}", beneath=src.tree)
     hosttools.require("mkfs.erofs")
     root = sysroot(cache)
     key = sha256_text(root.name, text, sha256_files([GUEST_SCRIPT]))[:16]

@@ -33,13 +33,14 @@ from typing import Callable
 from foliofarm import hosttools, locks, matrix, sandbox
 from foliofarm.disks import images
 from foliofarm.intake.apt import DEBIAN_SUITES, PrivateApt
+from foliofarm.kernel import untrusted
 from foliofarm.kernel.build import CROSS_COMPILE, toolchain_id
 from foliofarm.errors import InfraError, TimedOut
 from foliofarm.intake.source import KernelSource
 from foliofarm.paths import VMTESTS
 from foliofarm.util import (StagingDir, check_free_space, clean_stale_staging, code_digest, run, seal, sealed,
                             sha256_files, sha256_text, tmp_dir, write_json)
-from foliofarm.beneath import list_beneath, read_beneath, tree_file_bytes, write_beneath
+from foliofarm.beneath import list_beneath, read_beneath, tree_file_bytes, tree_size, write_beneath
 
 RECIPE = "mm-selftests 1"
 SYSROOT_PACKAGES = ("libcap-dev", "libcap2", "libnuma-dev", "libnuma1")
@@ -142,10 +143,13 @@ def _build(cache: Path, src: KernelSource, root: Path, jobs: int,
         logf = tmp / "build.log"
         hdr, scratch, out = tmp / "headers", tmp / "src", tmp / "bin"
         env = {"ARCH": "arm64", "CROSS_COMPILE": CROSS_COMPILE, "LC_ALL": "C"}
+        # the tree's own makes (a series' too) may add this much to the staging folder
+        watch = untrusted.DiskWatch(tmp, 0)
         sandbox.run(["make", "-C", str(src.tree), f"O={hdr}", f"-j{jobs}", "headers"],
                     read=[src.tree], write=[hdr], env=env, limits=LIMITS, log=logf,
-                    what="make headers")
+                    what="make headers", watch=watch)
         copy_parts(src.tree, scratch)
+        watch.start = tree_size(tmp)
         out.mkdir()
         cflags = f"-isystem {root}/usr/include"
         ldflags = f"-static -L{root}/usr/lib/aarch64-linux-gnu"
@@ -154,7 +158,7 @@ def _build(cache: Path, src: KernelSource, root: Path, jobs: int,
                 f"LDFLAGS={ldflags}"]
         try:
             sandbox.run(make, read=[root, hdr], write=[scratch, out], env=env, limits=LIMITS,
-                        log=logf, what="make -C tools/testing/selftests/mm")
+                        log=logf, what="make -C tools/testing/selftests/mm", watch=watch)
         except TimedOut:
             raise
         except InfraError:
@@ -163,7 +167,7 @@ def _build(cache: Path, src: KernelSource, root: Path, jobs: int,
         listed = sandbox.run([*make[:2], "-s", *make[2:], "--eval",
                               "foliofarm-list: ; @echo $(TEST_GEN_FILES)", "foliofarm-list"],
                              read=[root, hdr], write=[scratch, out], env=env, limits=LIMITS,
-                             what="listing the mm selftests").stdout.decode()
+                             what="listing the mm selftests", watch=watch).stdout.decode()
         expected = [Path(t).name for t in listed.split()]
         missing = {t: first_error(logf.read_text(errors="replace"), t)
                    for t in expected if not (out / t).is_file()}
