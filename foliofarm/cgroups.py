@@ -1,20 +1,22 @@
 """Totals over everything one sandboxed command starts: a control group with a
-memory limit, a task limit and a CPU weight.
+memory limit and a task limit.
 
 A per-process limit (setrlimit, sandbox.Limits) cannot hold a total: a build
 of a thousand processes of 3 GB each stays under every one of them, and
 RLIMIT_NPROC is not enforced for root at all (the kernel exempts uid 0, and a
 user namespace does not change the uid it counts). A cgroup holds the whole
 tree of processes: `memory.max` (the kernel's OOM killer ends a process of the
-group, nothing outside it), `pids.max` (a fork fails with EAGAIN once the group
-has that many tasks) and `cpu.weight` (a series' build yields the CPU to the
-farm's own work).
+group, nothing outside it) and `pids.max` (a fork fails with EAGAIN once the
+group has that many tasks). Not the CPU controller: a task in a cpu cgroup other
+than the root is no longer scheduled by its session's autogroup, and the
+autogroups are how the tree's guests yield the cores to the farm's own
+(boot/priority.py); a build keeps the weight of one session, as before.
 
 Where the farm may make one:
 - cgroup v2 (the unified hierarchy) when memory and pids are offered to the
   farm's own cgroup and it may enable them for its children (root on a host
   without systemd's delegation rules, or a delegated subtree);
-- else cgroup v1's memory, pids and cpu hierarchies where they are writable
+- else cgroup v1's memory and pids hierarchies where they are writable
   (root on a hybrid host: what CI runners and this farm's machines have);
 - else none: the per-process rlimits are the floor, and `why_not()` says why
   (a user without delegation; `systemd-run --user --scope` would give one).
@@ -47,7 +49,6 @@ class Totals:
     """What all the processes of one command may use together."""
     memory_mb: int
     tasks: int
-    cpu_weight: int = 100       # cgroup v2's scale: 1..10000, 100 the default
 
 
 @dataclass(frozen=True)
@@ -104,7 +105,7 @@ def _v2(mounts: list[tuple[str, str, str]], own: dict[str, str]) -> _Hierarchy |
         return f"cgroup v2 offers {' '.join(sorted(offered)) or 'no controller'} here, not memory and pids"
     if not _writable_dir(parent):
         return f"cgroup v2: {parent} is not writable (no delegation)"
-    want = {"memory", "pids"} | ({"cpu"} & offered)
+    want = {"memory", "pids"}
     try:
         enabled = set((parent / "cgroup.subtree_control").read_text().split())
         if not want <= enabled:
@@ -117,7 +118,7 @@ def _v2(mounts: list[tuple[str, str, str]], own: dict[str, str]) -> _Hierarchy |
 
 def _v1(mounts: list[tuple[str, str, str]], own: dict[str, str]) -> list[_Hierarchy] | str:
     out = []
-    for controller in ("memory", "pids", "cpu"):
+    for controller in ("memory", "pids"):
         point = next((m for m, fs, opts in mounts
                       if fs == "cgroup" and controller in opts.split(",")), None)
         if point is None or controller not in own:
@@ -307,13 +308,8 @@ def _set_totals(h: _Hierarchy, d: Path, t: Totals) -> None:
         if (d / "memory.swap.max").exists():     # the limit is memory, not memory and swap
             (d / "memory.swap.max").write_text("0")
         (d / "pids.max").write_text(str(t.tasks))
-        if "cpu" in h.controllers:
-            (d / "cpu.weight").write_text(str(max(1, min(10000, t.cpu_weight))))
         return
     if "memory" in h.controllers:
         (d / "memory.limit_in_bytes").write_text(mem)
     if "pids" in h.controllers:
         (d / "pids.max").write_text(str(t.tasks))
-    if "cpu" in h.controllers:
-        # v1's shares: 1024 is the default as 100 is v2's weight
-        (d / "cpu.shares").write_text(str(max(2, t.cpu_weight * 1024 // 100)))

@@ -27,8 +27,8 @@ during a farm run. Each such command (make, merge_config.sh, checkpatch.pl,
   settings), nothing of the farm's own: a `$(info $(SECRET))` in a Makefile
   prints an empty line, whatever the farm was started with;
 - limits (Limits): a wall-clock deadline after which the whole sandbox is
-  killed; totals over all its processes, a cgroup (cgroups.py: memory, tasks,
-  CPU weight) where the host gives the farm one, killed whole with the reason
+  killed; totals over all its processes, a cgroup (cgroups.py: memory and
+  tasks) where the host gives the farm one, killed whole with the reason
   when it reaches one; and per-process resource limits set with setrlimit
   before bubblewrap starts, the floor where there is no cgroup: address
   space, open files, the largest file it may write, no core dumps, a process
@@ -96,7 +96,7 @@ def _total_memory_default() -> int:
 @dataclass(frozen=True)
 class Limits:
     """What one sandboxed command may use. ``seconds``: wall clock, then the
-    whole sandbox is killed. ``total_memory_mb``, ``tasks`` and ``cpu_weight``:
+    whole sandbox is killed. ``total_memory_mb`` and ``tasks``:
     totals over all its processes, held by a cgroup (cgroups.py) where the host
     gives one. ``tmp_mb``: the size of its /tmp. The rest are setrlimit's, per
     process: the floor everywhere."""
@@ -109,8 +109,6 @@ class Limits:
         default_factory=lambda: _env_mb("FOLIOFARM_SANDBOX_MEMORY_MB", _total_memory_default()))
     tasks: int = field(default_factory=lambda: _env_mb("FOLIOFARM_SANDBOX_TASKS", 2048))
     tmp_mb: int = field(default_factory=lambda: _env_mb("FOLIOFARM_SANDBOX_TMP_MB", 1024))
-    # below the farm's own work (100): a series' build yields the CPU to the guests
-    cpu_weight: int = 50
 
     def apply(self) -> None:
         """Set the limits on this process (a child's preexec: bwrap and all it starts)."""
@@ -125,7 +123,7 @@ class Limits:
             resource.setrlimit(what, (new, hard if hard != resource.RLIM_INFINITY else new))
 
     def totals(self) -> cgroups.Totals:
-        return cgroups.Totals(self.total_memory_mb, self.tasks, self.cpu_weight)
+        return cgroups.Totals(self.total_memory_mb, self.tasks)
 
 
 def enabled() -> bool:
