@@ -32,7 +32,8 @@ during a farm run. Each such command (make, merge_config.sh, checkpatch.pl,
   when it reaches one; and per-process resource limits set with setrlimit
   before bubblewrap starts, the floor where there is no cgroup: address
   space, open files, the largest file it may write, no core dumps, a process
-  count (not enforced for root: the cgroup's task limit is). A build's disk
+  count (not enforced for root: the cgroup's task limit is; without a cgroup
+  the sandbox's processes are counted every few seconds against it). A build's disk
   use as a whole is watched while it runs (kernel/untrusted.py DiskWatch).
 
 The host reads and writes files in directories such code could write (a build
@@ -207,6 +208,9 @@ def run(argv: Sequence[str | os.PathLike[str]], *, read: Sequence[Path] = (),
     lim = limits or Limits()
     name = what or os.fspath(argv[0])
     group = cgroups.Cgroup.make(lim.totals()) if enabled() else None
+    # no cgroup: RLIMIT_NPROC refuses the forks (not for root), and the
+    # command's tasks are counted every few seconds: at the limit, it is stopped
+    counted = None if group is not None or not enabled() else _TaskCount(lim.tasks)
 
     def preexec() -> None:
         lim.apply()
@@ -214,14 +218,15 @@ def run(argv: Sequence[str | os.PathLike[str]], *, read: Sequence[Path] = (),
             group.join()
 
     def watching() -> str:
-        return (group.stopped() if group is not None else "") or (watch() if watch else "")
+        return ((group.stopped() if group is not None else "") or (counted() if counted else "")
+                or (watch() if watch else ""))
 
     try:
         proc = run_(wrap(argv, read=read, write=write, cwd=cwd, env=env, tmp_mb=lim.tmp_mb),
                     cwd=cwd, env=environment(env), inherit=False, log=log, what=name,
                     timeout=lim.seconds,
-                    preexec=preexec, watch=watching if group is not None or watch else None,
-                    check=check, input=input)
+                    preexec=preexec, watch=watching if group or counted or watch else None,
+                    check=check, input=input, on_start=counted.start if counted else None)
         if proc.returncode and group is not None and (why := group.stopped()):
             raise TimedOut(f"{name} was stopped at {why}")
         return proc
@@ -238,6 +243,24 @@ def run(argv: Sequence[str | os.PathLike[str]], *, read: Sequence[Path] = (),
     finally:
         if group is not None:
             group.close()
+
+
+class _TaskCount:
+    """Where the host gives no cgroup: the processes below the sandbox,
+    counted when asked; at ``tasks`` or more, the reason to stop it."""
+
+    def __init__(self, tasks: int) -> None:
+        self.tasks, self.pid = tasks, 0
+
+    def start(self, pid: int) -> None:
+        self.pid = pid
+
+    def __call__(self) -> str:
+        from foliofarm.util import descendants
+        if self.pid and len(descendants(self.pid)) >= self.tasks:
+            return (f"its limit of {self.tasks} tasks at once (counted: the host gives the farm "
+                    "no cgroup; a process that forks without end?; FOLIOFARM_SANDBOX_TASKS)")
+        return ""
 
 
 def _tmp_full(message: str, write: Sequence[Path]) -> bool:

@@ -10,7 +10,6 @@ import os
 import shlex
 import shutil
 import signal
-import stat
 import subprocess
 import sys
 import tempfile
@@ -37,6 +36,7 @@ def run(
     preexec: Callable[[], None] | None = None,
     watch: Callable[[], str] | None = None,
     check: bool = True,
+    on_start: Callable[[int], None] | None = None,
 ) -> subprocess.CompletedProcess[bytes]:
     """Run ``argv`` (never a shell string). Output goes to ``log`` if given (never
     opened through a link), else is captured. A non-zero exit raises InfraError
@@ -53,10 +53,10 @@ def run(
             with open(fd, "ab") as out:
                 out.write(f"$ {shlex.join(args)}\n".encode())
                 out.flush()
-                proc = _run(args, cwd, full_env, input, timeout, preexec, watch, out,
+                proc = _run(args, cwd, full_env, input, timeout, preexec, watch, on_start, out,
                             subprocess.STDOUT)
         else:
-            proc = _run(args, cwd, full_env, input, timeout, preexec, watch, subprocess.PIPE,
+            proc = _run(args, cwd, full_env, input, timeout, preexec, watch, on_start, subprocess.PIPE,
                         subprocess.PIPE)
     except FileNotFoundError as exc:
         raise InfraError(f"{what or args[0]}: command not found: {args[0]}") from exc
@@ -98,15 +98,17 @@ WATCH_EVERY = 5.0
 
 def _run(args: list[str], cwd: Path | None, env: dict[str, str] | None, input: bytes | None,
          timeout: float | None, preexec: Callable[[], None] | None,
-         watch: Callable[[], str] | None, stdout: Any, stderr: Any
-         ) -> subprocess.CompletedProcess[bytes]:
+         watch: Callable[[], str] | None, on_start: Callable[[int], None] | None,
+         stdout: Any, stderr: Any) -> subprocess.CompletedProcess[bytes]:
     """subprocess.run, but a timeout (or ``watch`` naming a limit) kills the
-    command's whole process group."""
+    command's whole process group; ``on_start`` is told its pid."""
     own_group = timeout is not None or watch is not None
     deadline = None if timeout is None else time.monotonic() + timeout
     with subprocess.Popen(args, cwd=cwd, env=env, stdout=stdout, stderr=stderr,
                           stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
                           start_new_session=own_group, preexec_fn=preexec) as proc:
+        if on_start is not None:
+            on_start(proc.pid)
         try:
             while True:
                 left = None if deadline is None else max(0.0, deadline - time.monotonic())
@@ -186,10 +188,7 @@ def deadline(seconds: float, said: Callable[[], None]) -> threading.Timer:
 
 def tail(path: Path, lines: int) -> str:
     try:
-        # a log the host keeps; a link or a FIFO in its place is not read
         with open(os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK), "rb") as f:
-            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
-                return ""
             f.seek(0, os.SEEK_END)
             f.seek(max(0, f.tell() - 64 * 1024))
             return "\n".join(f.read().decode(errors="replace").splitlines()[-lines:])

@@ -266,18 +266,36 @@ def cgroups_or_skip():
         pytest.skip(f"no cgroup for the farm here ({cgroups.why_not()}): per-process limits only")
 
 
-def test_a_command_that_forks_without_end_is_stopped_by_its_cgroup(monkeypatch):
+@pytest.mark.parametrize("how", ["cgroup", "counted"])
+def test_a_command_that_forks_without_end_is_stopped(monkeypatch, how):
     """RLIMIT_NPROC does not hold root; the cgroup's task limit does, for
-    everything the command started together, and the reason is said."""
-    cgroups_or_skip()
-    from foliofarm import util
+    everything the command started together, and the reason is said. Where
+    the host gives no cgroup, the sandbox's tasks are counted and it is
+    stopped at the limit all the same."""
+    from foliofarm import cgroups, util
     from foliofarm.errors import TimedOut
+    if how == "cgroup":
+        cgroups_or_skip()
+    else:
+        monkeypatch.setenv("FOLIOFARM_CGROUPS", "off")
+        cgroups._hierarchies.cache_clear()
+        assert not cgroups.available()
     monkeypatch.setattr(util, "WATCH_EVERY", 0.5)
     with pytest.raises(TimedOut, match="limit of 32 tasks"):
         sandbox.run(["sh", "-c", "while :; do sleep 600 & done"],
                     limits=sandbox.Limits(seconds=120, tasks=32))
+    cgroups._hierarchies.cache_clear()
     assert not [g for g in Path("/sys/fs/cgroup").glob("*/**/foliofarm-*") if g.is_dir()
                 and str(__import__("os").getpid()) in g.name]    # its cgroup is gone
+    import subprocess
+    import time
+    for _ in range(50):
+        if "sleep 600" not in subprocess.run(["ps", "-eo", "args"], capture_output=True,
+                                             text=True).stdout:
+            break
+        time.sleep(0.1)
+    else:
+        raise AssertionError("the command's processes still run")
 
 
 def test_a_command_that_allocates_without_end_is_stopped_by_its_cgroup():
