@@ -391,3 +391,23 @@ def test_kconfig_files_that_are_links_are_never_read(tmp_path):
     (tree / "arch").symlink_to(tmp_path)       # a link to a folder is not walked into
     found = kconfig.kconfig_symbols(tree)
     assert "CONFIG_MMU" in found and "CONFIG_FF_FROM_THE_HOST" not in found
+
+
+def test_the_selftests_copy_takes_nothing_below_a_folder_that_is_a_link(tmp_path):
+    """A series may turn `tools` into a link to a host folder: the parts the
+    selftests' build reads (tools/scripts, tools/include, ...) are then left
+    out, never copied from the host into the sandbox's scratch tree."""
+    from foliofarm.disks import selftests_disk
+    host = tmp_path / "home"
+    (host / "scripts").mkdir(parents=True)
+    (host / "scripts" / "id_rsa").write_text("host secret\n")
+    tree = tmp_path / "linux"
+    (tree / "mm").mkdir(parents=True)
+    (tree / "mm" / "gup_test.h").write_text("/* */\n")
+    before = selftests_disk.inputs_digest(tree)
+    (tree / "tools").symlink_to(host)
+    scratch = tmp_path / "scratch"
+    selftests_disk.copy_parts(tree, scratch)
+    assert (scratch / "mm" / "gup_test.h").is_file()
+    assert not (scratch / "tools").exists()
+    assert selftests_disk.inputs_digest(tree) == before     # the host folder is not read either

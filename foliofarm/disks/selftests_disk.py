@@ -68,7 +68,7 @@ def inputs_digest(tree: Path) -> str:
     that changes a selftest, a header they include or a uapi header gets its own."""
     h = hashlib.sha256()
     for pattern in (*TREE_PARTS, *HEADER_INPUTS):
-        for top in sorted(tree.glob(pattern)):
+        for top in parts_of(tree, pattern):
             files = sorted(q for q in top.rglob("*") if q.is_symlink() or q.is_file()) \
                 if top.is_dir() and not top.is_symlink() else [top]
             for f in files:
@@ -211,9 +211,21 @@ def image(cache: Path, st: Selftests, bash: Path) -> Path:
     return out
 
 
+def parts_of(tree: Path, pattern: str) -> list[Path]:
+    """The tree's paths that ``pattern`` matches, reached without a link: a
+    match below a folder that is a link (a series may add `tools -> /home`)
+    is left out; a match that is itself a link is kept, as a link."""
+    out = []
+    for p in sorted(tree.glob(pattern)):
+        parents = p.relative_to(tree).parents
+        if not any((tree / d).is_symlink() for d in parents if str(d) != "."):
+            out.append(p)
+    return out
+
+
 def copy_parts(tree: Path, scratch: Path) -> None:
     for pattern in TREE_PARTS:
-        for p in sorted(tree.glob(pattern)):
+        for p in parts_of(tree, pattern):
             dst = scratch / p.relative_to(tree)
             dst.parent.mkdir(parents=True, exist_ok=True)
             # a link is copied as a link (a series' link to a host file stays
