@@ -54,6 +54,17 @@ def make(builder, src, bdir, target):
     builder._make(src, bdir, builder.make_env(), logf, target)
 
 
+def assert_gone(needle: str) -> None:
+    """No process whose command line holds ``needle`` is left after 5 s."""
+    import subprocess
+    import time
+    for _ in range(50):
+        if needle not in subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout:
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"a process of {needle!r} still runs")
+
+
 def test_the_build_writes_its_own_directory(hostile):
     builder, src, bdir, _, _ = hostile
     make(builder, src, bdir, "all")
@@ -116,15 +127,7 @@ def test_a_build_that_never_ends_is_stopped_at_its_limit(hostile):
         make(builder, src, bdir, "loop")
     assert "its limit of 3 s" in str(err.value)
     # nothing of it is left running (a process killed is gone within moments)
-    import subprocess
-    import time
-    for _ in range(50):
-        if "while :" not in subprocess.run(["ps", "-eo", "args"], capture_output=True,
-                                           text=True).stdout:
-            break
-        time.sleep(0.1)
-    else:
-        raise AssertionError("the build's loop still runs")
+    assert_gone("while :")
 
 
 def test_a_file_over_the_limit_is_not_written(hostile):
@@ -291,15 +294,7 @@ def test_a_command_that_forks_without_end_is_stopped(monkeypatch, how):
     cgroups._hierarchies.cache_clear()
     assert not [g for g in Path("/sys/fs/cgroup").glob("*/**/foliofarm-*") if g.is_dir()
                 and str(__import__("os").getpid()) in g.name]    # its cgroup is gone
-    import subprocess
-    import time
-    for _ in range(50):
-        if "sleep 600" not in subprocess.run(["ps", "-eo", "args"], capture_output=True,
-                                             text=True).stdout:
-            break
-        time.sleep(0.1)
-    else:
-        raise AssertionError("the command's processes still run")
+    assert_gone("sleep 600")
 
 
 def test_a_command_that_allocates_without_end_is_stopped_by_its_cgroup():
