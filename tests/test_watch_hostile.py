@@ -186,7 +186,10 @@ def test_an_encoded_name_is_never_an_address():
     # a name of plain words still reads as it should
     plain = described(mail("[PATCH] mm: y", "y@example.org", "body",
                            frm="=?utf-8?q?J=C3=B6rg_D=C3=A9v?= <jorg@example.org>"))
-    assert plain.sender == "jorg@example.org" and plain.author == '"J\u00f6rg D\u00e9v" <jorg@example.org>'
+    assert plain.sender == "jorg@example.org" and plain.author == 'J\u00f6rg D\u00e9v <jorg@example.org>'
+    # as people write it, where that reads back the same (an initial's period included)
+    initial = described(mail("[PATCH] mm: z", "z@example.org", "body", frm="B. Dev <b@example.org>"))
+    assert initial.author == "B. Dev <b@example.org>" and initial.sender == "b@example.org"
 
 
 def test_a_patch_from_one_posing_as_the_author_by_an_encoded_name_does_not_join_the_series():
@@ -295,10 +298,10 @@ def judged(w: Watcher, tmp_path: Path) -> None:
         run = tmp_path / "runs" / r.key
         run.mkdir(parents=True)
         (run / "report.txt").write_text("foliofarm: 7.3 vs 7.3+series\nVerdicts: 3 pass\n")
-        w.state.move(r.key, "tested", "", outcome=tester_judged(), run_dir=str(run))
+        w.state.move(r.key, "tested", "", outcome=_tester_judged(), run_dir=str(run))
 
 
-def tester_judged() -> str:
+def _tester_judged() -> str:
     from foliofarm.watch import tester
     return tester.JUDGED
 

@@ -91,12 +91,18 @@ def addresses(values: list) -> list[tuple[str, str]]:
 
 def author_of(value) -> str:
     """A From header as the watcher keeps it: its first address as sent, with
-    its decoded name quoted (parsed again, it gives that same address)."""
+    its decoded name, quoted where it would otherwise read back as another
+    address (parsed again, it always gives that same address)."""
     pairs = addresses([value]) if value is not None else []
     if not pairs or not pairs[0][1]:
         return _decoded(value)
     name, addr = pairs[0]
-    return f'"{quote(name)}" <{addr}>' if name else f"<{addr}>"
+    if not name:
+        return f"<{addr}>"
+    plain = f"{name} <{addr}>"         # as people write it, where it reads back the same
+    if getaddresses([plain]) == [(name, addr)] and not any(c in name for c in '"\\'):
+        return plain
+    return f'"{quote(name)}" <{addr}>'
 
 
 def _decoded(value) -> str:
