@@ -15,6 +15,13 @@ def add_parser(sub: Any, d: dict[str, Any]) -> None:
                    ).set_defaults(func=lambda args, argv: cmd_list())
     sub.add_parser("figures", help="the figures judged base against series, as a Markdown table"
                    ).set_defaults(func=lambda args, argv: print(figures_table(), end="") or 0)
+    fl = sub.add_parser("flaky", help="the results each kernel in the cache passed in some boots and "
+                        "failed in others, with their counts and when first and last seen")
+    fl.add_argument("--page-size", help="only this page size (4k, 16k, 64k)")
+    fl.add_argument("--kernel", help="only kernels whose label starts with this (7.3, 7.3+series)")
+    fl.add_argument("--toml", action="store_true", help="print each as a known row for "
+                    "tests/vmtests/expectations/<check>.toml, its reason to write")
+    fl.set_defaults(func=lambda args, argv: cmd_flaky(args))
 
 
 def cmd_list() -> int:
@@ -51,3 +58,39 @@ def figures_table() -> str:
         for pattern, kind, why in figures.declared(c):
             rows.append(f"| `{c}` | `{pattern}` | {kind} | {why} |")
     return "\n".join(rows) + "\n"
+
+
+def cmd_flaky(args: Any) -> int:
+    """Every kernel's measured flaky results (measure/history.py), per kernel
+    and page size, newest kernel first."""
+    from foliofarm.measure import history
+    from foliofarm.paths import cache_dir
+    shown = 0
+    for path, doc in history.histories(cache_dir()):
+        rows = [r for r in history.flaky_rows(doc)
+                if (not args.page_size or r["page_size"] == args.page_size)
+                and (not args.kernel or str(r["kernel"]).startswith(args.kernel))]
+        if not rows:
+            continue
+        boots = max((c.get("boots", 0) for c in doc["cells"].values()), default=0)
+        print(f"{doc.get('kernel')} {doc.get('page_size')}  ({doc.get('artifacts')}; up to {boots} "
+              f"boots per cell, {len(doc.get('runs', []))} runs; {path.name})")
+        for r in rows:
+            if args.toml:
+                check, _, rest = r["result"].partition(": ")
+                test, _, inner = rest.partition(": ")
+                fs = r["fs"]
+                print(f"# {check}.toml: failed {r['failed']} of {r['passed'] + r['failed']} boots "
+                      f"(first seen {r['first'][:10]}, last failed {(r['last_failed'] or '-')[:10]})")
+                print(f'[[known]]\nkernel = "{doc.get("kernel_xy", "*")}"\npage_size = "{r["page_size"]}"\n'
+                      f'fs = "{fs}"\ntest = "{test}"' + (f'\ninner = "{inner}"' if inner else "")
+                      + '\nflaky = true\nreason = "WHAT IT PRINTS WHEN IT FAILS, AND WHY"\n')
+            else:
+                print(f"  {r['fs']:<6} {r['result']}: failed {r['failed']} of "
+                      f"{r['passed'] + r['failed']} boots, first seen {r['first'][:16]}, last "
+                      f"{r['last'][:16]}, last failed {(r['last_failed'] or '-')[:16]}")
+            shown += 1
+    if not shown:
+        print("no flaky result measured yet: each boot of a kernel adds to its history "
+              "(`foliofarm run --noise` boots each kernel twice)")
+    return 0

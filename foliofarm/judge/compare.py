@@ -34,14 +34,22 @@ FIGURES: dict[str, tuple[str, ...]] = {
 
 def verdict(base: str | None, new: str | None) -> str:
     """pass / fail / regression / fixed from the two outcomes, plus xfail (a known
-    failure on both), skip, error (either side could not measure) and incomplete
-    (a side is missing). Figures refine it further: see verdicts()."""
+    failure on both), skip, error (either side could not measure), incomplete
+    (a side is missing) and flaky (a side both passed and failed it).
+    Figures refine it further: see verdicts()."""
     if base is None or new is None:
         return "incomplete"
     if "error" in (base, new):
         return "error"
     if "skip" in (base, new):
         return "skip"
+    if base == "flaky":
+        # the base passes and fails it (judge/flaky.py): the series passing it
+        # is no news; failing it is a regression to confirm, weighed against
+        # how often the base fails it (measure/confirm.py)
+        return "pass" if new in GOOD else "regression" if new in BAD else "flaky"
+    if new == "flaky":
+        return "flaky"
     if base in GOOD and new in GOOD:
         return "pass"
     if base in GOOD and new in BAD:

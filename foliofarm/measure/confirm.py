@@ -25,7 +25,7 @@ from typing import Any, Callable
 from foliofarm.results import schema
 from foliofarm.measure.cells import BARE, RACE_BOOT, Context, Kernel
 from foliofarm.boot.splat import patterns
-from foliofarm.judge import compare
+from foliofarm.judge import compare, flaky
 from foliofarm.judge.catalogue import Check, Kind, is_own
 from foliofarm.judge.checks import console_outcome, judge_measurement
 from foliofarm.judge.noise import moved_pairs, settle_moves
@@ -122,6 +122,7 @@ def series(ctx: Context, k: Kernel, run_pass: RunPass) -> None:
         return
     by_name = {c.name: c for c in ctx.checks}
     wrong: dict[tuple[str, str], tuple[Cell, Check]] = {}
+    groups: dict[tuple[str, str], Pairs] = {}
     for cell, name in suspects:
         # The boot as it was: every check that shared the guest with it, in the
         # same order (a check may fail only after what ran before it in that
@@ -133,6 +134,7 @@ def series(ctx: Context, k: Kernel, run_pass: RunPass) -> None:
         names = [c.name for c in ctx.checks
                  if (is_own(c) if mine is None else is_own(c) == is_own(mine)) or c.name in during(said)]
         wrong.update({(cell.fs.name, n): (cell, by_name[n]) for n in names if n in by_name})
+        groups[(cell.id, name)] = [(cell, by_name[n]) for n in names if n in by_name]
     pairs = {**wrong, **{(cell.fs.name, chk.name): (cell, chk) for cell, chk, _ in moved}}
     ctx.log(f"{k.cells[0].page.name} {k.cells[0].kernel}: booting again to confirm "
             + "; ".join(x for x in (
@@ -146,7 +148,8 @@ def series(ctx: Context, k: Kernel, run_pass: RunPass) -> None:
         base_cells = {c.fs.name: c for c in k.base.cells}
         b2 = run_pass(ctx, k.base, "-confirm",
                       [(base_cells[fs], chk) for (fs, _), (_, chk) in wrong.items() if fs in base_cells])
-    settle_regressions(ctx, k, suspects, s2, b2)
+    settle_regressions(ctx, k, suspects, s2, b2,
+                       lambda cell, name, label: run_pass(ctx, k, label, groups[(cell.id, name)]))
     for cell, chk, figs in moved:
         m = s2.measured.get(f"{cell.fs.name}/{chk.name}")
         if not m or m.get("kind") != Kind.DUMP:
@@ -164,7 +167,7 @@ def series(ctx: Context, k: Kernel, run_pass: RunPass) -> None:
 
 
 def settle_regressions(ctx: Context, k: Kernel, suspects: list[tuple[Cell, str]], s2: Any,
-                       b2: Any | None) -> None:
+                       b2: Any | None, reboot: Callable[[Cell, str, str], Any] | None = None) -> None:
     """Each suspect regression, judged again between the second boots (the
     base's first where it was not booted again): it stands, or the series'
     check is marked not confirmed (judged "flaky")."""
@@ -193,5 +196,43 @@ def settle_regressions(ctx: Context, k: Kernel, suspects: list[tuple[Cell, str]]
                     f"not confirmed: {again} on a second boot ({on_base}"
                     + (f"; the series {new.outcome}, the base {old.outcome}" if new and old else "")
                     + ")")
+            if stands and chk is not None:
+                stands, said = weigh_flaky(ctx, k, cell, chk, old, new, reboot, said)
         ctx.log(f"{cell.id} {name}: {said}", "red" if stands else "yellow")
         ctx.writer.mark_confirmed(cell.id, name, stands, said)
+
+
+def weigh_flaky(ctx: Context, k: Kernel, cell: Cell, chk: Check, old: schema.CheckResult | None,
+                new: schema.CheckResult | None, reboot: Callable[[Cell, str, str], Any] | None,
+                said: str) -> tuple[bool, str]:
+    """A regression again on a second boot, of results the base's history
+    marks flaky (judge/flaky.py): it stands only once the series has failed
+    them in as many boots in a row as a kernel failing them as often as the
+    base would with a chance below flaky.CHANCE; the series is booted again
+    for it. A result the base never failed stands on two failures."""
+    doc = ctx.writer.results()
+    if doc.sides is None:
+        return True, said
+    base = flaky.listed(doc.flaky, doc.sides.base.kernel, cell.page.name, cell.fs.name, chk.name)
+    keys = flaky.failed_keys(new) - flaky.failed_keys(old)
+    on_base = {key: base[key] for key in keys if key in base}
+    if not keys or len(on_base) < len(keys):
+        return True, said
+    worst = max(on_base.values(), key=lambda c: c.failed / c.boots)
+    what = f"{', '.join(sorted(on_base))[:300]} flaky on the base ({worst.text()})"
+    need = flaky.needed_boots(worst)
+    if need is None:
+        return False, (f"not confirmed: {what}: the base fails it too often for "
+                       f"{flaky.MAX_SERIES_BOOTS} boots of the series to tell it apart")
+    booted = 2
+    while booted < need and reboot is not None:
+        ctx.log(f"{cell.id} {chk.name}: {what}: booting the series again ({booted + 1} of {need})", None)
+        got = result_of(reboot(cell, chk.name, f"-confirm{booted + 1}"), k, cell, chk)
+        if not set(on_base) <= flaky.failed_keys(got):
+            return False, (f"not confirmed: {what}; the series passed it in boot {booted + 1}: "
+                           "within what the base does")
+        booted += 1
+    if booted < need:
+        return False, f"not confirmed: {what}; failed in {booted} boots of the series, {need} wanted"
+    return True, (f"confirmed: failed in {booted} boots of the series in a row, {what}: a chance "
+                  f"below {flaky.CHANCE:.0%} for a kernel that fails it as often as the base")

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from foliofarm.measure import confirm, ktap, split, vng
+from foliofarm.measure import confirm, history, ktap, split, vng
 from foliofarm.measure.cells import (BARE, RACE_BOOT, Context, GuestSlots, Kernel, baseline_path, machine,
                                    tree_disk)
 from foliofarm.boot.qemu import OUTBOX_BYTES
@@ -123,6 +123,7 @@ def run_pass(ctx: Context, k: Kernel, label: str = "",
     one.boot_cells(groups)
     if not label:
         one.finish_cells(sorted({c.id for c, _ in pairs}) if pairs else None)
+    history.after_pass(ctx, k, one.measured)
     return one
 
 
@@ -153,6 +154,7 @@ class Pass:
         self.boots: list[Any] = []
         self.lock = threading.Lock()
         self.timeouts = base_timeouts(ctx, k)
+        self.known = history.known(ctx, k) if not label else {}    # flaky by the kernel's history
         # split checks: the page part by check (put together from its page and
         # race parts as they arrive), cell parts waiting for it
         self.page_pieces: dict[str, dict[str, tuple[dict[str, Any], str]]] = {}
@@ -194,7 +196,7 @@ class Pass:
             self.splats[cell.id] += [f"{s} (during {chk.name})" for s in m.get("splats", [])]
             if self.label:
                 return
-            outcome = judge(self.ctx, self.k, cell, chk, m)
+            outcome = history.judged(judge(self.ctx, self.k, cell, chk, m), cell.id, self.known)
             self.ctx.writer.record(cell, outcome, excerpt=m.get("excerpt", ""))
             self.ctx.log(f"{cell.id} {chk.name}: {outcome.outcome} {outcome.reason}", None)
         if self.ctx.recorded is not None:
@@ -328,10 +330,11 @@ def measure_kernel(ctx: Context, k: Kernel, reuse_base: bool, want_noise: bool) 
     path = baseline_path(ctx, k)
     saved = load_saved(ctx, path, k) if reuse_base else None
     if saved is not None:
+        known = history.known(ctx, k)
         for cell in k.cells:
             for chk in ctx.checks:
                 m = saved["measurements"][f"{cell.fs.name}/{chk.name}"]
-                w.record(cell, judge(ctx, k, cell, chk, m), flush=False)
+                w.record(cell, history.judged(judge(ctx, k, cell, chk, m), cell.id, known), flush=False)
             w.record(cell, console_outcome([]), flush=False)
         if ctx.recorded is not None:
             ctx.recorded()
@@ -353,12 +356,14 @@ def measure_kernel(ctx: Context, k: Kernel, reuse_base: bool, want_noise: bool) 
             # what it replaces stays a sample of the noise
             ranges = ranges_of(ctx, k, earlier) if earlier is not None else {}
             saved["ranges"] = fold(ranges, sample_figures(k.cells, ctx.checks, k.kernel_xy, measured))
+    booted = [measured] if saved.get("run_id") == w.run_id else []
     if want_noise and clean:
         if "repeat" not in saved:
             ctx.log(f"{k.cells[0].page.name}: measuring the base again for the noise of each figure",
                     None)
             saved["repeat"], clean = boot_and_measure(ctx, k, label="-repeat")
             saved["repeat_run_id"] = w.run_id
+            booted.append(saved["repeat"])
             if clean:
                 saved["ranges"] = fold(saved.get("ranges") or {}, sample_figures(k.cells, ctx.checks, k.kernel_xy, saved["repeat"]))
         saved["ranges"] = ranges = ranges_of(ctx, k, saved)
@@ -367,6 +372,10 @@ def measure_kernel(ctx: Context, k: Kernel, reuse_base: bool, want_noise: bool) 
                 f"(runs {saved.get('run_id')} and {saved.get('repeat_run_id') or saved.get('run_id')}"
                 + (" and earlier" if n > 2 else "") + ")", None)
         record_noise(ctx, ranges)
+    if len(booted) > 1 and k.side != Role.SERIES:
+        history.judge_run(ctx, k, booted)     # every boot of this run judged (--noise)
+    else:
+        history.listed(ctx, k)
     if clean:   # only a clean boot's measurements can serve as a base later
         saved["sha256"] = digest(saved)
         write_json(path, saved)

@@ -37,8 +37,10 @@ TOKEN_ENV = "FOLIOFARM_KCIDB_TOKEN"
 # The farm's outcomes as KCIDB statuses: a known failure is still the kernel
 # failing (FAIL; misc says xfail); "error" is the farm not measuring (MISS),
 # unless the kernel died booting (FAIL: the code under test is to blame).
+# flaky (failed in some boots, passed in others): done, neither a pass nor a
+# fail, its counts in misc
 STATUS = {"pass": "PASS", "xpass": "PASS", "fail": "FAIL", "xfail": "FAIL", "skip": "SKIP",
-          "error": "MISS"}
+          "error": "MISS", "flaky": "DONE"}
 SELFTESTS = "mm-selftests"
 EXCERPT = 16000
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import shlex
 
 from foliofarm.report.tables import (Section, changed_figures, changes_table, check_names, check_table,
-                                     crosscheck_tables, fmt, page_rank, verdict_matrix)
+                                     crosscheck_tables, flaky_table, fmt, page_rank, verdict_matrix)
 from foliofarm.results.schema import Results
 
 Plots = dict[tuple[str, str], bytes]
@@ -17,7 +17,7 @@ def build(doc: Results, plots: Plots | None = None) -> tuple[str, list[Section]]
     sides = doc.sides
     title = (f"foliofarm: {sides.base.kernel} vs {sides.series.kernel}" if sides
              else f"foliofarm run {doc.run_id}")
-    secs = [summary(doc), *series(doc), *verdicts(doc),
+    secs = [summary(doc), *series(doc), *verdicts(doc), *flaky(doc),
             *(check(doc, name, plots or {}) for name in check_names(doc)),
             *checkpatch(doc), builds(doc), *lab_jobs(doc), *machine(doc), reproduce(doc)]
     return title, secs
@@ -111,6 +111,22 @@ def verdicts(doc: Results) -> list[Section]:
                           for u in doc.unconfirmed]))
         out.append(s)
     return out
+
+
+def flaky(doc: Results) -> list[Section]:
+    """The results of the run that pass in some boots and fail in others."""
+    header, rows = flaky_table(doc)
+    if not rows:
+        return []
+    s = Section("Flaky results")
+    s.blocks.append(("p", "Results that passed in some boots of a kernel and failed in others: "
+                          "measured by the farm (every boot of a kernel is kept in its history in "
+                          "the cache), or known rows of tests/vmtests/expectations/ with their "
+                          "reason. A failure of one is judged flaky, never a failure of the run. "
+                          "`foliofarm flaky` lists every kernel's; make one a known row with its "
+                          "reason, or report it upstream."))
+    s.blocks.append(("table", header, rows))
+    return [s]
 
 
 def check(doc: Results, name: str, plots: Plots) -> Section:

@@ -35,7 +35,7 @@ SUMMARY = {
 
 
 OUTCOME_COLOUR = {"pass": "green", "fail": "red", "error": "red", "xfail": "yellow",
-                  "xpass": "magenta", "skip": "dim"}
+                  "xpass": "magenta", "skip": "dim", "flaky": "yellow"}
 VERDICT_COLOUR = {"pass": "green", "regression": "bold red", "build-broken": "bold red",
                   "changed": "yellow", "flaky": "yellow", "fixed": "cyan", "fail": "red", "xfail": "yellow",
                   "error": "red", "skip": "dim", "incomplete": "red"}

@@ -152,3 +152,25 @@ def crosscheck_tables(doc: Results, name: str) -> list[Block]:
                          "yes" if x.agrees else ("explained" if x.note else "NO"),
                          x.note] for x in shown]))
     return blocks
+
+
+def flaky_table(doc: Results) -> tuple[list[str], list[list[str]]]:
+    """The run's flaky results, one row each: those measured (passed in some
+    boots of the kernel, failed in others: judge/flaky.py), with their
+    counts, and the known rows (tests/vmtests/expectations/) a test failed
+    by this run, with their reason: which kind each is."""
+    rows = []
+    for f in doc.flaky:
+        here = (f"{f.run_failed} of {f.run_passed + f.run_failed}"
+                if f.run_passed is not None and f.run_failed is not None else "-")
+        rows.append([f.kernel, f.cell, f.result, f"{f.failed} of {f.passed + f.failed}", here,
+                     ("measured in " + f.measured_in) + ("; failed here, judged flaky" if f.judged else ""),
+                     (f.first or "-")[:10], (f.last_failed or "-")[:10]])
+    for cell in doc.cells:
+        for c in cell.checks:
+            for s in c.subtests:
+                if s.flaky and s.outcome == "xfail":
+                    rows.append([cell.kernel, f"{cell.page_size}-{cell.fs}", f"{c.name}: {s.name}", "-", "-",
+                                 f"a known row: {s.reason}", "-", "-"])
+    return ["kernel", "cell", "result", "failed (all boots)", "failed (this run)", "kind", "first seen",
+            "last failed"], rows

@@ -10,7 +10,7 @@ import shlex
 import textwrap
 from typing import Any
 
-from foliofarm.report.tables import by_cell, check_names, columns, page_rank
+from foliofarm.report.tables import by_cell, check_names, columns, flaky_table, page_rank
 from foliofarm.results.schema import CheckResult, Results, Role, Verdict
 
 WIDTH = 72
@@ -119,7 +119,7 @@ def render(doc: Results) -> str:
     for name in check_names(doc):
         if name in ALWAYS or name in changed_checks:
             lines += folio_tables(doc, name)
-    lines += _console_reports(doc) + _checkpatch(doc)
+    lines += _console_reports(doc) + _checkpatch(doc) + _flaky(doc)
     jobs = [f"  {b.page_size}-{b.fs}-{b.kernel}: {b.lab_job} ({b.device})" for b in doc.boots if b.lab_job]
     lines += ["LAVA jobs:", *jobs, ""] if jobs else []
     lines.append("Reproduce:")
@@ -214,3 +214,16 @@ def _checkpatch(doc: Results) -> list[str]:
     if any(p.errors or p.warnings for p in cp):
         lines.append("")
     return lines
+
+
+def _flaky(doc: Results) -> list[str]:
+    """The run's flaky results with their counts (tables.flaky_table)."""
+    _, rows = flaky_table(doc)
+    if not rows:
+        return []
+    lines = ["Flaky results (passed in some boots, failed in others; never a failure of the run):"]
+    for kernel, cell, result, total, here, kind, first, last in rows:
+        counts = f"failed {total} boots" + (f", {here} in this run" if here != "-" else "")
+        lines += _wrap(f"{cell} {kernel} {result}: " + (counts + f"; {kind}" if total != "-" else kind)
+                       + (f" (first seen {first}, last failed {last})" if first != "-" else ""), "      ", "  ")
+    return lines + [""]

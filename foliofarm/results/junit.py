@@ -43,6 +43,10 @@ def junit_xml(doc: dict[str, Any]) -> str:
                 ET.SubElement(case, "error", message=msg).text = c.get("excerpt", msg)
             elif c["outcome"] in ("skip", "xfail"):
                 ET.SubElement(case, "skipped", message=f"{c['outcome']}: {msg}")
+            elif c["outcome"] == "flaky":
+                # passed in some boots, failed in others: surefire's rerun
+                # element, which Jenkins' JUnit plugin shows as flaky
+                ET.SubElement(case, "flakyFailure", message=msg).text = msg
             out = ET.SubElement(case, "system-out")
             out.text = " ".join(f"{k}={v}" for k, v in c["metrics"].items()
                                 if not isinstance(v, dict))

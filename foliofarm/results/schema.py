@@ -26,7 +26,8 @@ Number = Union[int, float]
 # where the guest could not measure it. Structured output is not a figure: it
 # has a typed field of its own (a cross-check's rows, a selftests run's tests).
 Figure = Union[None, bool, int, float, str, dict[str, Number], list[Optional[Number]]]
-OUTCOMES = ("pass", "fail", "xfail", "xpass", "skip", "error")
+# flaky: failed in some boots of the kernel and passed in others (judge/flaky.py)
+OUTCOMES = ("pass", "fail", "xfail", "xpass", "skip", "error", "flaky")
 
 
 class Role(enum.StrEnum):
@@ -248,6 +249,29 @@ class Verdict(Part):
         return bool(self.subtest_of) and self.verdict in ("pass", "skip", "xfail") and not self.changed
 
 
+class FlakyResult(Part):
+    """A result of one kernel on one cell that passed in some of its boots
+    and failed in others (judge/flaky.py): in this run's boots, or in the
+    kernel's history kept in the cache (measure/history.py), with the counts."""
+    kernel: str
+    page_size: str
+    fs: str
+    check: str
+    result: str                 # "check", "check: test" or "check: test: its own result"
+    passed: int                 # in every boot of the kernel the history holds
+    failed: int
+    run_passed: Optional[int] = None    # in this run's boots
+    run_failed: Optional[int] = None
+    measured_in: str            # "this run" (its boots alone) or "the kernel's history"
+    first: Optional[str] = None     # when the history first saw the result
+    last_failed: Optional[str] = None
+    judged: bool = False        # a failure of it in this run was judged flaky (not a fail)
+
+    @property
+    def cell(self) -> str:
+        return f"{self.page_size}-{self.fs}"
+
+
 class Milestone(Part):
     """A part of a two-sided run's verdict that became final while the rest
     ran: the farm's own checks' (seconds after the run started, their rows'
@@ -281,6 +305,7 @@ class Results(Part):
     unconfirmed: list[Unconfirmed] = Field(default_factory=list)
     booted_again: list[BootedAgain] = Field(default_factory=list)
     milestones: list[Milestone] = Field(default_factory=list)
+    flaky: list[FlakyResult] = Field(default_factory=list)
     merged_from: list[str] = Field(default_factory=list)
     shard_commands: list[list[str]] = Field(default_factory=list)
     machine: dict[str, Union[str, int, float]] = Field(default_factory=dict)

@@ -94,6 +94,25 @@ class ResultsWriter:
             if flush:
                 self.flush()
 
+    def rerecord(self, cell: Cell, outcome: Outcome) -> None:
+        """Put ``outcome`` in place of the check's recorded result (judged
+        again with what a later boot told: judge/flaky.py), its excerpt kept."""
+        with self.lock:
+            checks = self._cell(cell)["checks"]
+            old = next((i for i, c in enumerate(checks) if c["name"] == outcome.name), None)
+            excerpt = checks[old].get("excerpt", "") if old is not None else ""
+            self.record(cell, outcome, excerpt, flush=False)
+            if old is not None:
+                checks[old] = checks.pop()
+            self.flush()
+
+    def set_flaky(self, kernel: str, found: list[schema.FlakyResult]) -> None:
+        """The flaky results known of ``kernel``'s cells, in place of those kept before."""
+        with self.lock:
+            kept = [f for f in self.doc.get("flaky", []) if f["kernel"] != kernel]
+            self.doc["flaky"] = kept + [f.model_dump(exclude_none=True) for f in found]
+            self.flush()
+
     def drop_cell(self, cell: Cell) -> None:
         """Forget a cell's results (it is booted again: measure/confirm.py)."""
         with self.lock:
