@@ -21,6 +21,8 @@ def kernel(cache, name, mb, used):
     (cache / "initramfs" / f"{name}-0123456789abcdef.cpio").write_bytes(b"x" * 4096)
     (cache / "baseline").mkdir(exist_ok=True)
     (cache / "baseline" / f"{name[:60]}-0123456789abcdef0123.json").write_text("{}")
+    (cache / "history").mkdir(exist_ok=True)
+    (cache / "history" / f"{name[:60]}-0123456789abcdef0123.json").write_text("{}")
     os.utime(d, (used, used))
     return d
 
@@ -35,6 +37,8 @@ def test_kernels_unused_for_days_go_with_their_files(tmp_path):
     assert not old.exists() and new.exists()
     assert not list((tmp_path / "initramfs").glob("7.3-4k-default-aaaa-*"))
     assert not list((tmp_path / "baseline").glob("7.3-4k-default-aaaa-*"))
+    assert not list((tmp_path / "history").glob("7.3-4k-default-aaaa-*"))
+    assert list((tmp_path / "history").glob("7.3-4k-default-bbbb-*"))
     assert list((tmp_path / "baseline").glob("7.3-4k-default-bbbb-*"))
     assert (tmp_path / "build" / "7.3-4k-default-tree").is_dir()
     assert not [p for p in (tmp_path / "artifacts").iterdir() if p.name.startswith(".")]

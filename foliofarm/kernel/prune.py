@@ -5,7 +5,8 @@ with its [cache] settings):
 
 - A built kernel is its artifacts folder (artifacts/<name>: Image, modules,
   config, build log), the initramfs made from it (initramfs/<name>-*.cpio) and
-  the base measurements kept for it (baseline/<name>-*.json). Each run that
+  the base measurements kept for it (baseline/<name>-*.json) and the history
+  of its results (history/<name>-*.json, its lock). Each run that
   takes a kernel marks it used (the folder's mtime: Builder).
 - A kernel not used for ``days`` days goes, base or series alike.
 - Then, while the kernels take more than ``max_gb``, the least recently used
@@ -47,6 +48,7 @@ def kernels(cache: Path) -> list[CachedKernel]:
         k = CachedKernel(d.name, d.stat().st_mtime, [d])
         k.paths += sorted((cache / "initramfs").glob(f"{d.name}-*"))
         k.paths += sorted((cache / "baseline").glob(f"{d.name[:60]}-*.json"))
+        k.paths += sorted((cache / "history").glob(f"{d.name[:60]}-*.*"))      # its results' history
         k.size = sum(tree_size(p) if p.is_dir() else p.stat().st_size for p in k.paths)
         out.append(k)
     return sorted(out, key=lambda k: k.used)
