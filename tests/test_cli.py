@@ -56,10 +56,10 @@ def test_empty_mbox_is_refused_before_anything_runs(tmp_path, capsys):
     assert not (tmp_path / "r").exists()
 
 
-def test_readme_has_the_guarded_figures_table_as_the_data_says():
+def test_the_checks_page_has_the_guarded_figures_table_as_the_data_says():
     from foliofarm.cli import figures_table
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
-    assert figures_table() in readme, "README's guarded-figures table is stale: paste `foliofarm figures`"
+    page = (Path(__file__).resolve().parent.parent / "docs" / "checks.md").read_text()
+    assert figures_table() in page, "docs/checks.md's guarded-figures table is stale: paste `foliofarm figures`"
 
 
 @pytest.mark.parametrize("case,argv,msg", [

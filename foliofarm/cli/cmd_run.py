@@ -109,7 +109,7 @@ def guest_options(run: argparse.ArgumentParser, d: dict[str, Any]) -> None:
                           "cores to the own checks' guests (default: cores + 1, at most 3)")
     run.add_argument("--runner", choices=("qemu", "vng"), default="qemu",
                      help="what boots the farm's own checks: its QEMU runner, or virtme-ng (the "
-                          "tree's checks stay on the farm's runner: README, the vng route)")
+                          "tree's checks stay on the farm's runner: docs/user-guide.md, the same cell under virtme-ng)")
 
 
 def command(args: argparse.Namespace, argv: list[str]) -> int:

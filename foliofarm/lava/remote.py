@@ -46,7 +46,7 @@ WORKER_CHECK_S = 15        # how often a running job's worker is asked after
 
 
 def add_arguments(ap: argparse.ArgumentParser) -> None:
-    g = ap.add_argument_group("a LAVA lab (README: Running on a LAVA lab)")
+    g = ap.add_argument_group("a LAVA lab (docs/labs-and-ci.md: Running on a LAVA lab)")
     g.add_argument("--lab", default=None, metavar="URL",
                    help="boot the farm's own checks in this LAVA lab (its REST API, v0.2) instead of here")
     g.add_argument("--lab-token", default=None, metavar="FILE",
