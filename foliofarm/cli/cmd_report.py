@@ -5,16 +5,15 @@ or judge LAVA jobs' logs into a results folder first (--lava)."""
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import Any
 
 from foliofarm import report
-from foliofarm.errors import FarmError
+from foliofarm.errors import FarmError, UsageError
 from foliofarm.judge import compare
 from foliofarm.results.junit import junit_xml
-from foliofarm.results.merge import MergeError, merge
-from foliofarm.results.schema import ResultsError, plain, typed
+from foliofarm.results.merge import merge
+from foliofarm.results.schema import plain, typed
 from foliofarm.util import write_atomic, write_json
 
 
@@ -27,7 +26,7 @@ def add_parser(sub: Any, d: dict[str, Any]) -> None:
     rep.add_argument("--lava", action="store_true",
                      help="the folders are LAVA jobs (foliofarm lava) with their lava.log: judge them "
                           "into a results folder under --out")
-    rep.set_defaults(func=command)
+    rep.set_defaults(func=command, prefix="foliofarm report")
 
 
 def command(args: argparse.Namespace, argv: list[str]) -> int:
@@ -38,26 +37,16 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
 
 def render(run_dirs: list[Path], out: Path | None) -> int:
     """One run's report again, or (``out``) the shards of a CI matrix merged
-    into one results folder, judged again, and reported."""
-    docs = []
-    for d in run_dirs:
-        try:
-            docs.append(report.readback(d / "results.json"))
-        except ResultsError as exc:
-            print(f"foliofarm report: {exc}", file=sys.stderr)
-            return 2
+    into one results folder, judged again, and reported. A document that is
+    not one (ResultsError) or shards that do not go together (MergeError)
+    are usage errors: the CLI says so, exit 2."""
+    docs = [report.readback(d / "results.json") for d in run_dirs]
     if len(docs) > 1 and out is None:
-        print("foliofarm report: several results folders need --out DIR for the merged report",
-              file=sys.stderr)
-        return 2
+        raise UsageError("several results folders need --out DIR for the merged report")
     out_dir = out or run_dirs[0]
     doc = docs[0]
     if out is not None:
-        try:        # the shards' cells together, judged again
-            merged = typed(merge([plain(d) for d in docs]))
-        except MergeError as exc:
-            print(f"foliofarm report: {exc}", file=sys.stderr)
-            return 2
+        merged = typed(merge([plain(d) for d in docs]))     # the shards' cells together, judged again
         data = {**plain(merged), "verdicts": compare.verdicts(merged) if merged.sides else []}
         doc = typed(data)
         out_dir.mkdir(parents=True, exist_ok=True)
@@ -74,12 +63,10 @@ def from_lava(job_dirs: list[Path], out: Path | None) -> int:
     like the farm's own boots (lava/log.py), then reported as any run is."""
     from foliofarm.lava import log
     if out is None:
-        print("foliofarm report --lava: give --out RESULTS for the judged results", file=sys.stderr)
-        return 2
+        raise UsageError("--lava: give --out RESULTS for the judged results")
     try:
         run_dir = log.read_jobs([d.resolve() for d in job_dirs], out,
                                 ["foliofarm", "report", "--lava", *map(str, job_dirs)])
     except (FarmError, OSError, KeyError) as exc:
-        print(f"foliofarm report --lava: {exc}", file=sys.stderr)
-        return 2
+        raise UsageError(f"--lava: {exc}") from None
     return render([run_dir], None)

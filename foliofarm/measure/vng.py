@@ -86,7 +86,7 @@ def applets(manpage: str) -> list[str]:
     m = re.search(r"Currently available applets include:\s*\n\.PP\s*\n\.Vb \d+\n(.*?)\n\.Ve", manpage, re.S)
     if m is None:
         raise InfraError("busybox's manual page lists no applets (no 'Currently available applets "
-                         "include:' block): its format changed; foliofarm/guest/vng.py reads it")
+                         "include:' block): its format changed; foliofarm/measure/vng.py reads it")
     names = [n.strip() for ln in m.group(1).splitlines()
              for n in ln.replace("\\&", "").replace("\\-", "-").split(",")]
     names = [n for n in names if n]

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from foliofarm.errors import UsageError
 
-class MergeError(ValueError):
-    pass
+
+class MergeError(UsageError):
+    """Shards that do not make one run (another comparison, nothing to merge)."""
 
 
 def merge(docs: list[dict[str, Any]]) -> dict[str, Any]:
