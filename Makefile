@@ -29,22 +29,22 @@ integration: setup
 ## bench: warm, series and cold run times as ratios, build overhead, boot times,
 ## where the time goes; then every mutant and every fault (hours: BENCH_ARGS=
 ## without --cold leaves out the cold run and the raw makes; the pre-submit
-## figures alone, about an hour: python -m foliofarm.selfcheck.bench --series-only)
+## figures alone, about an hour: foliofarm selfcheck bench --series-only)
 BENCH_ARGS ?= --cold
 bench: setup
-	$(VENV)/bin/python -m foliofarm.selfcheck.bench --results "$(RESULTS)/bench" $(BENCH_ARGS)
-	$(VENV)/bin/python -m foliofarm.selfcheck.mutants --results "$(RESULTS)/mutants"
-	$(VENV)/bin/python -m foliofarm.selfcheck.faults --results "$(RESULTS)/faults"
+	$(VENV)/bin/foliofarm selfcheck bench --results "$(RESULTS)/bench" $(BENCH_ARGS)
+	$(VENV)/bin/foliofarm selfcheck mutants --results "$(RESULTS)/mutants"
+	$(VENV)/bin/foliofarm selfcheck faults --results "$(RESULTS)/faults"
 
 ## mutants: every own mutant of 7.3 as a series against the warm base, and the
 ## benign series; prints caught/total (MUTANTS_ARGS='--only NAME' for one)
 mutants: setup
-	$(VENV)/bin/python -m foliofarm.selfcheck.mutants --results "$(RESULTS)/mutants" $(MUTANTS_ARGS)
+	$(VENV)/bin/foliofarm selfcheck mutants --results "$(RESULTS)/mutants" $(MUTANTS_ARGS)
 
 ## faults: kill -9 at each stage, QEMU killed, damaged cache files, full disks;
 ## prints faults tried / survived (FAULTS_ARGS='--only NAME' for some)
 faults: setup
-	$(VENV)/bin/python -m foliofarm.selfcheck.faults --results "$(RESULTS)/faults" $(FAULTS_ARGS)
+	$(VENV)/bin/foliofarm selfcheck faults --results "$(RESULTS)/faults" $(FAULTS_ARGS)
 
 ## fuzz: the fuzz suite with fresh inputs, 5000 per target (make test runs 500, seeded)
 fuzz: setup

@@ -11,8 +11,8 @@ import errno
 import sys
 
 from foliofarm import matrix
-from foliofarm.cli import (cmd_bisect, cmd_kcidb, cmd_lava, cmd_list, cmd_report, cmd_run, cmd_shell,
-                           cmd_watch)
+from foliofarm.cli import (cmd_bisect, cmd_kcidb, cmd_lava, cmd_list, cmd_report, cmd_run, cmd_selfcheck,
+                           cmd_shell, cmd_watch)
 from foliofarm.cli.cmd_list import figures_table
 from foliofarm.cli.options import default_tree_guests
 from foliofarm.errors import FarmError
@@ -20,7 +20,7 @@ from foliofarm.paths import ROOT
 
 __all__ = ["main", "parser", "figures_table", "default_tree_guests"]
 
-COMMANDS = (cmd_run, cmd_list, cmd_shell, cmd_report, cmd_bisect, cmd_watch, cmd_kcidb, cmd_lava)
+COMMANDS = (cmd_run, cmd_list, cmd_shell, cmd_report, cmd_bisect, cmd_watch, cmd_kcidb, cmd_lava, cmd_selfcheck)
 INTERRUPTED = ("interrupted; results so far are in the results folder", 3)
 
 

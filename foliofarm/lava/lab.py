@@ -204,7 +204,7 @@ def down() -> list[str]:
 
 
 def main(argv: list[str]) -> int:
-    ap = argparse.ArgumentParser(prog="python -m foliofarm.lava.lab", description=__doc__,
+    ap = argparse.ArgumentParser(prog="foliofarm lab", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("what", choices=("up", "down"))
     ap.add_argument("--workers", type=int, default=2)

@@ -157,7 +157,7 @@ def cold_run(ui: Console, kernel: str, cache: Path, warm_s: float, raw_s: float)
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="foliofarm-bench", description=__doc__,
+    ap = argparse.ArgumentParser(prog="foliofarm selfcheck bench", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--kernel", default=matrix.defaults()["kernel"])
     ap.add_argument("--results", type=Path, default=ROOT / "results" / "bench")

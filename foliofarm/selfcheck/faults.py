@@ -321,7 +321,7 @@ def faults() -> dict[str, Callable[[Attempt, Path], None]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="foliofarm-faults", description=__doc__,
+    ap = argparse.ArgumentParser(prog="foliofarm selfcheck faults", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--results", type=Path, default=ROOT / "results" / "faults")
     ap.add_argument("--only", default="", help="comma-separated fault names (substrings)")

@@ -162,7 +162,7 @@ def cells_of(args: list[str]) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="foliofarm-mutants", description=__doc__,
+    ap = argparse.ArgumentParser(prog="foliofarm selfcheck mutants", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--results", type=Path, default=ROOT / "results" / "mutants")
     ap.add_argument("--only", default="", help="comma-separated mutant names")
