@@ -274,3 +274,14 @@ def test_kcidb_and_the_list_command_read_what_a_run_kept(tmp_path, parser_dir, m
     assert history.read(path)["cells"] == {}
     history.after_pass(ctx, k, boot(ctx, k, PASSES))
     assert json.loads(path.read_text())["cells"]["64k-ext4-7.3"]["boots"] == 1
+
+
+def test_the_base_failing_its_flaky_result_again_does_not_excuse_the_series(tmp_path, parser_dir):
+    """The base's second boot fails it too (it does, sometimes): the series'
+    boots against the base's rate decide, not that one boot."""
+    w, ctx, base, series = series_run(tmp_path, parser_dir, (2, 1))
+    labels = []
+    confirm.series(ctx, series, lambda c, k, label, pairs: labels.append((k.cells[0].kernel, label)) or Again(
+        boot(ctx, k, FAILS)))
+    assert ("7.3+series", "-confirm3") in labels
+    assert verdict_of(w)["verdict"] == "regression"

@@ -186,8 +186,11 @@ def settle_regressions(ctx: Context, k: Kernel, suspects: list[tuple[Cell, str]]
                         and c.page_size == cell.page.name and c.fs == cell.fs.name
                         for x in c.checks if x.name == name), None)
             on_base = "the base not booted again"
+        weighed = weigh_flaky(ctx, k, cell, chk, new, reboot) if chk is not None else None
         again = compare.pair_verdict(cell.page.name, cell.fs.name, name, old, new)
-        if again in ("error", "incomplete"):
+        if weighed is not None:
+            stands, said = weighed      # failed by what the base fails sometimes: its rate decides
+        elif again in ("error", "incomplete"):
             stands, said = True, (f"stands: the second boot could not tell ({again}"
                                   + (f": {new.reason[:160]}" if new and new.reason else "") + ")")
         else:
@@ -196,28 +199,31 @@ def settle_regressions(ctx: Context, k: Kernel, suspects: list[tuple[Cell, str]]
                     f"not confirmed: {again} on a second boot ({on_base}"
                     + (f"; the series {new.outcome}, the base {old.outcome}" if new and old else "")
                     + ")")
-            if stands and chk is not None:
-                stands, said = weigh_flaky(ctx, k, cell, chk, old, new, reboot, said)
         ctx.log(f"{cell.id} {name}: {said}", "red" if stands else "yellow")
         ctx.writer.mark_confirmed(cell.id, name, stands, said)
 
 
-def weigh_flaky(ctx: Context, k: Kernel, cell: Cell, chk: Check, old: schema.CheckResult | None,
-                new: schema.CheckResult | None, reboot: Callable[[Cell, str, str], Any] | None,
-                said: str) -> tuple[bool, str]:
-    """A regression again on a second boot, of results the base's history
-    marks flaky (judge/flaky.py): it stands only once the series has failed
-    them in as many boots in a row as a kernel failing them as often as the
-    base would with a chance below flaky.CHANCE; the series is booted again
-    for it. A result the base never failed stands on two failures."""
+def weigh_flaky(ctx: Context, k: Kernel, cell: Cell, chk: Check, new: schema.CheckResult | None,
+                reboot: Callable[[Cell, str, str], Any] | None) -> tuple[bool, str] | None:
+    """A suspect regression that the series' second boot repeats, all of whose
+    failing results the base's history marks flaky (judge/flaky.py): a boot
+    of the base failing them too says nothing (the base does, sometimes), so
+    the base's rate decides. It stands only once the series has failed them
+    in as many boots in a row as a kernel failing them as often as the base
+    would with a chance below flaky.CHANCE; the series is booted again for
+    it. None where that is not the case (a result the base never failed: the
+    second boots decide, as for any check)."""
     doc = ctx.writer.results()
-    if doc.sides is None:
-        return True, said
+    if doc.sides is None or new is None:
+        return None
     base = flaky.listed(doc.flaky, doc.sides.base.kernel, cell.page.name, cell.fs.name, chk.name)
-    keys = flaky.failed_keys(new) - flaky.failed_keys(old)
+    first = next((x for c in doc.cells if c.kernel == doc.sides.base.kernel and c.page_size == cell.page.name
+                  and c.fs == cell.fs.name for x in c.checks if x.name == chk.name), None)
+    # what the base failed in its first boot steadily (not flakily) is no regression
+    keys = flaky.failed_keys(new) - (flaky.failed_keys(first) - set(base))
     on_base = {key: base[key] for key in keys if key in base}
-    if not keys or len(on_base) < len(keys):
-        return True, said
+    if not base or not keys or len(on_base) < len(keys):
+        return None
     worst = max(on_base.values(), key=lambda c: c.failed / c.boots)
     what = f"{', '.join(sorted(on_base))[:300]} flaky on the base ({worst.text()})"
     need = flaky.needed_boots(worst)
