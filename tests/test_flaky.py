@@ -198,7 +198,7 @@ def series_run(tmp_path, parser_dir, base_counts):
         m = boot(ctx, series, FAILS if cell.fs.name == "ext4" else PASSES)[f"{cell.fs.name}/mm-selftests"]
         w.record(cell, passes.judge(ctx, series, cell, ctx.checks[0], m))
     passed, failed = base_counts
-    w.set_flaky("7.3", [schema.FlakyResult(kernel="7.3", page_size="64k", fs="ext4", check="mm-selftests",
+    w.set_flaky("7.3", "64k", [schema.FlakyResult(kernel="7.3", page_size="64k", fs="ext4", check="mm-selftests",
                                            result=RMAP, passed=passed, failed=failed,
                                            measured_in="the kernel's history")])
     return w, ctx, base, series
@@ -248,7 +248,7 @@ def test_a_series_passing_a_base_flaky_result_in_an_extra_boot_is_flaky(tmp_path
 
 def test_a_result_the_base_never_failed_stands_on_two_failures(tmp_path, parser_dir):
     w, ctx, base, series = series_run(tmp_path, parser_dir, (1, 1))
-    w.set_flaky("7.3", [])
+    w.set_flaky("7.3", "64k", [])
     labels = []
     confirm.series(ctx, series, lambda c, k, label, pairs: labels.append(label) or Again(
         boot(ctx, k, FAILS if k is series else PASSES)))
@@ -285,3 +285,12 @@ def test_the_base_failing_its_flaky_result_again_does_not_excuse_the_series(tmp_
         boot(ctx, k, FAILS)))
     assert ("7.3+series", "-confirm3") in labels
     assert verdict_of(w)["verdict"] == "regression"
+
+
+def test_each_page_sizes_list_is_its_own(tmp_path, parser_dir):
+    """The three kernels of a run share a label ("7.3"): one page size's flaky
+    results never replace another's."""
+    w, ctx, k = run(tmp_path, parser_dir)
+    noise_run(ctx, k, FAILS, PASSES)
+    w.set_flaky("7.3", "4k", [])
+    assert any(f["page_size"] == "64k" for f in w.doc["flaky"])

@@ -163,8 +163,8 @@ def judge_run(ctx: Context, k: Kernel, boots: list[dict[str, Any]]) -> None:
             if not m:
                 continue
             o = judge_measurement(chk, m, k.kernel_xy, cell.page.name, cell.fs.name)
-            ctx.writer.rerecord(cell, flaky.apply(o, run, f"this run's {len(boots)} boots"))
-    listed(ctx, k, per_boot)
+            ctx.writer.rerecord(cell, flaky.apply(o, run, f"this run's {len(boots)} boots"), flush=False)
+    listed(ctx, k, per_boot)       # (and the document written)
 
 
 def listed(ctx: Context, k: Kernel, per_boot: list[dict[str, dict[str, bool]]] | None = None) -> None:
@@ -194,7 +194,7 @@ def listed(ctx: Context, k: Kernel, per_boot: list[dict[str, dict[str, bool]]] |
                 measured_in="this run" if here and here.flaky else "the kernel's history",
                 first=r[2] if r else None, last_failed=r[4] if r else None,
                 judged=bool(got and _judged_flaky(got, name))))
-    ctx.writer.set_flaky(k.cells[0].kernel, found)
+    ctx.writer.set_flaky(k.cells[0].kernel, k.cells[0].page.name, found)
 
 
 def _judged_flaky(got: schema.CheckResult, name: str) -> bool:

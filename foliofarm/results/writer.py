@@ -94,7 +94,7 @@ class ResultsWriter:
             if flush:
                 self.flush()
 
-    def rerecord(self, cell: Cell, outcome: Outcome) -> None:
+    def rerecord(self, cell: Cell, outcome: Outcome, flush: bool = True) -> None:
         """Put ``outcome`` in place of the check's recorded result (judged
         again with what a later boot told: judge/flaky.py), its excerpt kept."""
         with self.lock:
@@ -104,12 +104,14 @@ class ResultsWriter:
             self.record(cell, outcome, excerpt, flush=False)
             if old is not None:
                 checks[old] = checks.pop()
-            self.flush()
+            if flush:
+                self.flush()
 
-    def set_flaky(self, kernel: str, found: list[schema.FlakyResult]) -> None:
-        """The flaky results known of ``kernel``'s cells, in place of those kept before."""
+    def set_flaky(self, kernel: str, page_size: str, found: list[schema.FlakyResult]) -> None:
+        """The flaky results known of the cells of ``kernel`` for ``page_size``,
+        in place of those kept before."""
         with self.lock:
-            kept = [f for f in self.doc.get("flaky", []) if f["kernel"] != kernel]
+            kept = [f for f in self.doc.get("flaky", []) if (f["kernel"], f["page_size"]) != (kernel, page_size)]
             self.doc["flaky"] = kept + [f.model_dump(exclude_none=True) for f in found]
             self.flush()
 
