@@ -151,3 +151,14 @@ def test_the_checker_refuses_what_does_not_exist():
         _check_foliofarm(["rnu"], "x")
     _check_foliofarm(["run", "--series", "x.mbox", "--noise"], "x")
     assert quoted(ROOT / "README.md")[0].startswith("make run")
+
+
+def test_the_checks_page_names_every_check_of_the_catalogue():
+    """docs/checks.md's table has a row per check the catalogue holds, and no
+    row for one it does not."""
+    from foliofarm.judge import catalogue
+    page = (ROOT / "docs" / "checks.md").read_text()
+    table = page[page.index("| check | what it does"):page.index("Negative controls")]
+    rows = {name for line in table.splitlines()[2:] if line.startswith("|")
+            for name in re.findall(r"`([\w-]+)`", line.split("|")[1])}
+    assert rows - {"console"} == set(catalogue.by_name()) - {"console"}, rows ^ set(catalogue.by_name())
