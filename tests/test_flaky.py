@@ -182,6 +182,7 @@ def test_a_base_flaky_result_the_series_passes_is_no_news(tmp_path, parser_dir):
     assert compare.verdict("flaky", "pass") == "pass"
     assert compare.verdict("flaky", "fail") == "regression"    # to confirm, weighed (below)
     assert compare.verdict("pass", "flaky") == "flaky"
+    assert compare.verdict("flaky", "xfail") == "flaky"         # the known failure: no news
 
 
 # -- a series against a base whose history marks its failure flaky (confirm.py) ---

@@ -47,7 +47,8 @@ def verdict(base: str | None, new: str | None) -> str:
         # the base passes and fails it (judge/flaky.py): the series passing it
         # is no news; failing it is a regression to confirm, weighed against
         # how often the base fails it (measure/confirm.py)
-        return "pass" if new in GOOD else "regression" if new in BAD else "flaky"
+        # (a known failure on the series side is no news either)
+        return "pass" if new in GOOD else "regression" if new == "fail" else "flaky"
     if new == "flaky":
         return "flaky"
     if base in GOOD and new in GOOD:
