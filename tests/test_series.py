@@ -238,6 +238,22 @@ def test_dirty_tree_is_refused(tree, tmp_path):
             pass
 
 
+def test_a_tree_borrowing_its_objects_is_refused_with_what_to_do(tree, tmp_path):
+    """A clone made with --shared keeps its objects in another repository: the
+    sandboxed git am cannot read them, and the run says so, not "does not apply"."""
+    ser = series.load(str(two_patch_series(tree, tmp_path / "s")))
+    shared = tmp_path / "shared"
+    git(tmp_path, "clone", "-q", "--shared", str(tree.tree), str(shared))
+    src = KernelSource(spec=str(shared), tree=shared, version="7.3.4", origin="a shared clone")
+    with pytest.raises(UsageError, match=r"borrows its git objects from .*clone it without --shared"):
+        with apply.applied(src, ser):
+            pass
+    git(shared, "repack", "-q", "-a", "-d")
+    (shared / ".git" / "objects" / "info" / "alternates").unlink()
+    with apply.applied(src, ser) as done:
+        assert len(done.commits) == 2
+
+
 def test_checkpatch_output_parsed():
     """Recorded from 7.3's scripts/checkpatch.pl --terse --show-types on style.patch."""
     res = checkpatch.parse((DATA / "checkpatch" / "terse.txt").read_text())

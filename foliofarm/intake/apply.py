@@ -82,6 +82,13 @@ def _applied(src: KernelSource, ser: Series, tag: str) -> Iterator[Applied]:
     if not (tree / ".git").exists():
         raise UsageError(f"{tree} is not a git tree: a series needs one to apply with git am")
     recover(tree)
+    borrowed = tree / git.git(tree, "rev-parse", "--git-path", "objects/info/alternates").stdout.strip()
+    if borrowed.is_file() and borrowed.read_text(errors="replace").strip():
+        raise UsageError(
+            f"{tree} borrows its git objects from {borrowed.read_text(errors='replace').split()[0]} "
+            "(a clone made with --shared or --reference): git am runs in a sandbox that sees the tree "
+            "alone and cannot read them; clone it without --shared, or run `git repack -a -d` in it "
+            f"and remove {borrowed}")
     if git.git(tree, "--no-optional-locks", "status", "--porcelain", "--untracked-files=no").stdout.strip():
         raise UsageError(f"{tree} has uncommitted changes; commit or stash them before applying a series")
     head = git.git(tree, "rev-parse", "HEAD").stdout.strip()

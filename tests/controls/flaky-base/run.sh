@@ -16,7 +16,7 @@ tree=${FOLIOFARM_CACHE:-$HOME/.cache/foliofarm}/controls/flaky-base
 src=$("$root/.venv/bin/python" -c 'from foliofarm.intake import source; from foliofarm.paths import cache_dir; print(source.resolve("debian:7.3", cache_dir()).tree)')
 if [ ! -d "$tree/.git" ]; then
     rm -rf "$tree"
-    git clone -q --shared "$src" "$tree"
+    git clone -q "$src" "$tree"      # its own objects: the sandboxed git am sees the tree alone
     git -C "$tree" -c user.name=foliofarm -c user.email=controls@foliofarm.invalid am -q "$here/base-ksm-migration-refused-half-the-boots.patch"
 fi
 cell="--page-sizes 64k --fs ext4 --checks mm-selftests --mm-selftests rmap"
