@@ -227,9 +227,12 @@ def test_a_series_failing_a_base_flaky_result_in_every_boot_it_needs_is_a_confir
         return Again(boot(ctx, k, FAILS if k is series else PASSES))
 
     confirm.series(ctx, series, again)
-    assert labels == [("7.3+series", "-confirm"), ("7.3", "-confirm"), ("7.3+series", "-confirm3")]
+    # the base's rate rests on three boots: the base is booted beside the series' third
+    assert labels == [("7.3+series", "-confirm"), ("7.3", "-confirm"), ("7.3+series", "-confirm3"),
+                      ("7.3", "-confirm3")]
     row = verdict_of(w)
     assert row["verdict"] == "regression" and "failed in 3 boots of the series in a row" in row["series_reason"]
+    assert "failed 1 of 4 boots" in row["series_reason"]
 
 
 def test_a_series_passing_a_base_flaky_result_in_an_extra_boot_is_flaky(tmp_path, parser_dir):
@@ -237,8 +240,11 @@ def test_a_series_passing_a_base_flaky_result_in_an_extra_boot_is_flaky(tmp_path
     n = []
 
     def again(c, k, label, pairs):
-        n.append(label)
-        failing = k is series and len(n) < 4        # fails in -confirm and -confirm3, passes in -confirm4
+        if k is series:
+            n.append(label)
+        # the series fails in -confirm and -confirm3, passes in -confirm4; the
+        # base booted beside it fails its third boot
+        failing = len(n) < 3 if k is series else label == "-confirm3"
         return Again(boot(ctx, k, FAILS if failing else PASSES))
 
     confirm.series(ctx, series, again)
@@ -282,10 +288,23 @@ def test_the_base_failing_its_flaky_result_again_does_not_excuse_the_series(tmp_
     boots against the base's rate decide, not that one boot."""
     w, ctx, base, series = series_run(tmp_path, parser_dir, (2, 1))
     labels = []
-    confirm.series(ctx, series, lambda c, k, label, pairs: labels.append((k.cells[0].kernel, label)) or Again(
-        boot(ctx, k, FAILS)))
+
+    def again(c, k, label, pairs):
+        labels.append((k.cells[0].kernel, label))
+        return Again(boot(ctx, k, FAILS if k is series or label == "-confirm" else PASSES))
+
+    confirm.series(ctx, series, again)
     assert ("7.3+series", "-confirm3") in labels
     assert verdict_of(w)["verdict"] == "regression"
+
+
+def test_a_base_failing_it_as_often_as_the_series_is_no_regression(tmp_path, parser_dir):
+    """Booted beside the series, the base fails it every time too: its rate
+    is the series' own, and five boots of the series cannot tell them apart."""
+    w, ctx, base, series = series_run(tmp_path, parser_dir, (2, 1))
+    confirm.series(ctx, series, lambda c, k, label, pairs: Again(boot(ctx, k, FAILS)))
+    row = verdict_of(w)
+    assert row["verdict"] == "flaky" and "the base fails it too often" in row["series_reason"]
 
 
 def test_each_page_sizes_list_is_its_own(tmp_path, parser_dir):

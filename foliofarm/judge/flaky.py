@@ -37,6 +37,9 @@ RAW = {"pass": True, "fail": False, "crash": False}
 CHANCE = 0.05
 # the most boots of the series side one flaky result is worth (the first and the confirm boots)
 MAX_SERIES_BOOTS = 5
+# the base's boots below which its rate of a result is a guess: the base is
+# booted again beside the series' confirm boots
+MIN_BASE_BOOTS = 6
 SEP = ": "
 
 

@@ -148,8 +148,15 @@ def series(ctx: Context, k: Kernel, run_pass: RunPass) -> None:
         base_cells = {c.fs.name: c for c in k.base.cells}
         b2 = run_pass(ctx, k.base, "-confirm",
                       [(base_cells[fs], chk) for (fs, _), (_, chk) in wrong.items() if fs in base_cells])
-    settle_regressions(ctx, k, suspects, s2, b2,
-                       lambda cell, name, label: run_pass(ctx, k, label, groups[(cell.id, name)]))
+    def reboot(cell: Cell, name: str, label: str, base: bool = False) -> Any:
+        """The suspect's boot again, as the first was: the series', or its base's."""
+        pairs = groups[(cell.id, name)]
+        if not base or k.base is None:
+            return run_pass(ctx, k, label, pairs)
+        on_base = {c.fs.name: c for c in k.base.cells}
+        return run_pass(ctx, k.base, label, [(on_base[c.fs.name], chk) for c, chk in pairs])
+
+    settle_regressions(ctx, k, suspects, s2, b2, reboot)
     for cell, chk, figs in moved:
         m = s2.measured.get(f"{cell.fs.name}/{chk.name}")
         if not m or m.get("kind") != Kind.DUMP:
@@ -167,7 +174,7 @@ def series(ctx: Context, k: Kernel, run_pass: RunPass) -> None:
 
 
 def settle_regressions(ctx: Context, k: Kernel, suspects: list[tuple[Cell, str]], s2: Any,
-                       b2: Any | None, reboot: Callable[[Cell, str, str], Any] | None = None) -> None:
+                       b2: Any | None, reboot: Callable[..., Any] | None = None) -> None:
     """Each suspect regression, judged again between the second boots (the
     base's first where it was not booted again): it stands, or the series'
     check is marked not confirmed (judged "flaky")."""
@@ -204,14 +211,16 @@ def settle_regressions(ctx: Context, k: Kernel, suspects: list[tuple[Cell, str]]
 
 
 def weigh_flaky(ctx: Context, k: Kernel, cell: Cell, chk: Check, new: schema.CheckResult | None,
-                reboot: Callable[[Cell, str, str], Any] | None) -> tuple[bool, str] | None:
+                reboot: Callable[..., Any] | None) -> tuple[bool, str] | None:
     """A suspect regression that the series' second boot repeats, all of whose
     failing results the base's history marks flaky (judge/flaky.py): a boot
     of the base failing them too says nothing (the base does, sometimes), so
     the base's rate decides. It stands only once the series has failed them
     in as many boots in a row as a kernel failing them as often as the base
     would with a chance below flaky.CHANCE; the series is booted again for
-    it. None where that is not the case (a result the base never failed: the
+    it, and while the base's rate rests on fewer than flaky.MIN_BASE_BOOTS
+    boots, the base with it (a rate from two or three boots is a guess).
+    None where that is not the case (a result the base never failed: the
     second boots decide, as for any check)."""
     doc = ctx.writer.results()
     if doc.sides is None or new is None:
@@ -221,24 +230,31 @@ def weigh_flaky(ctx: Context, k: Kernel, cell: Cell, chk: Check, new: schema.Che
                   and c.fs == cell.fs.name for x in c.checks if x.name == chk.name), None)
     # what the base failed in its first boot steadily (not flakily) is no regression
     keys = flaky.failed_keys(new) - (flaky.failed_keys(first) - set(base))
-    on_base = {key: base[key] for key in keys if key in base}
+    on_base = {key: flaky.Count(base[key].passed, base[key].failed) for key in keys if key in base}
     if not base or not keys or len(on_base) < len(keys):
         return None
-    worst = max(on_base.values(), key=lambda c: c.failed / c.boots)
-    what = f"{', '.join(sorted(on_base))[:300]} flaky on the base ({worst.text()})"
-    need = flaky.needed_boots(worst)
-    if need is None:
-        return False, (f"not confirmed: {what}: the base fails it too often for "
-                       f"{flaky.MAX_SERIES_BOOTS} boots of the series to tell it apart")
     booted = 2
-    while booted < need and reboot is not None:
-        ctx.log(f"{cell.id} {chk.name}: {what}: booting the series again ({booted + 1} of {need})", None)
-        got = result_of(reboot(cell, chk.name, f"-confirm{booted + 1}"), k, cell, chk)
-        if not set(on_base) <= flaky.failed_keys(got):
-            return False, (f"not confirmed: {what}; the series passed it in boot {booted + 1}: "
-                           "within what the base does")
+    while True:
+        worst = max(on_base.values(), key=lambda c: c.failed / c.boots)
+        what = f"{', '.join(sorted(on_base))[:300]} flaky on the base ({worst.text()})"
+        need = flaky.needed_boots(worst)
+        if need is not None and booted >= need:
+            return True, (f"confirmed: failed in {booted} boots of the series in a row, {what}: a chance "
+                          f"below {flaky.CHANCE:.0%} for a kernel that fails it as often as the base")
+        if booted >= flaky.MAX_SERIES_BOOTS or reboot is None:
+            return False, (f"not confirmed: {what}: the base fails it too often for "
+                           f"{flaky.MAX_SERIES_BOOTS} boots of the series to tell it apart" if need is None
+                           else f"not confirmed: {what}; failed in {booted} boots of the series, {need} wanted")
         booted += 1
-    if booted < need:
-        return False, f"not confirmed: {what}; failed in {booted} boots of the series, {need} wanted"
-    return True, (f"confirmed: failed in {booted} boots of the series in a row, {what}: a chance "
-                  f"below {flaky.CHANCE:.0%} for a kernel that fails it as often as the base")
+        ctx.log(f"{cell.id} {chk.name}: {what}: booting the series again ({booted})", None)
+        got = result_of(reboot(cell, chk.name, f"-confirm{booted}"), k, cell, chk)
+        if not set(on_base) <= flaky.failed_keys(got):
+            return False, (f"not confirmed: {what}; the series passed it in boot {booted}: "
+                           "within what the base does")
+        if worst.boots < flaky.MIN_BASE_BOOTS and k.base is not None:
+            base_cell = next(c for c in k.base.cells if c.fs.name == cell.fs.name)
+            again = result_of(reboot(cell, chk.name, f"-confirm{booted}", base=True), k.base, base_cell, chk)
+            if again is not None and again.outcome != "error":
+                failed = flaky.failed_keys(again)
+                for key, c in on_base.items():
+                    c.failed, c.passed = c.failed + (key in failed), c.passed + (key not in failed)
