@@ -1,6 +1,6 @@
 #!/bin/sh
 # The flaky-base control (README "Flaky by measurement"): a base kernel whose
-# rmap migrate.ksm tests fail in about half its boots (a coin tossed once per
+# rmap migrate.ksm tests fail in about one boot in four (a coin tossed once per
 # boot), measured until its history holds both a pass and a failure; then a
 # series that makes them fail in every boot, judged against it: a confirmed
 # regression after as many series boots as the base's rate asks for. Every
@@ -17,11 +17,11 @@ src=$("$root/.venv/bin/python" -c 'from foliofarm.intake import source; from fol
 if [ ! -d "$tree/.git" ]; then
     rm -rf "$tree"
     git clone -q "$src" "$tree"      # its own objects: the sandboxed git am sees the tree alone
-    git -C "$tree" -c user.name=foliofarm -c user.email=controls@foliofarm.invalid am -q "$here/base-ksm-migration-refused-half-the-boots.patch"
+    git -C "$tree" -c user.name=foliofarm -c user.email=controls@foliofarm.invalid am -q "$here/base-ksm-migration-refused-one-boot-in-four.patch"
 fi
 cell="--page-sizes 64k --fs ext4 --checks mm-selftests --mm-selftests rmap"
 # the base, booted two at a time until its history has seen rmap pass and fail
-for i in 1 2 3 4 5 6; do
+for i in 1 2 3 4 5 6 7 8 9 10; do
     "$ff" run --kernel "$tree" $cell --noise --fresh --results "$results/base" || true
     # its results.json lists what the kernel's history marks flaky
     if "$root/.venv/bin/python" -c 'import json, sys; d = json.load(open(sys.argv[1]))
