@@ -2,6 +2,7 @@
 to a tiny real git tree that must always be left exactly as it was."""
 
 import re
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -292,6 +293,14 @@ def test_local_tree_series_go_to_a_worktree_in_the_cache(tree, tmp_path):
     again = source.worktree(local, tmp_path / "cache", "HEAD")
     assert again.tree == wt.tree
     assert snapshot(tree) == before
+    # the repository made anew at that path (cloned again): its old worktree
+    # is stale, and is made again rather than failing the run
+    shutil.rmtree(tree.tree / ".git")
+    git(tree.tree, "init", "-q", "-b", "base")
+    git(tree.tree, "add", "-A")
+    git(tree.tree, "commit", "-q", "-m", "anew")
+    anew = source.worktree(local, tmp_path / "cache", "HEAD")
+    assert anew.tree == wt.tree and git(anew.tree, "log", "--format=%s", "-1").strip() == "anew"
 
 
 def test_a_local_tree_at_a_ref_is_built_from_a_worktree_at_that_commit(tmp_path):

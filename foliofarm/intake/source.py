@@ -294,6 +294,20 @@ def worktree_dir(src: KernelSource, cache: Path) -> Path:
     return cache / "worktrees" / f"{src.tree.name}-{sha256_text(str(src.tree))[:8]}"
 
 
+def _worktree_of(wt: Path, tree: Path) -> bool:
+    """Whether ``wt`` is a live worktree of the repository at ``tree``: its
+    .git file names a git directory that is there, inside ``tree``'s."""
+    dotgit = wt / ".git"
+    if dotgit.is_symlink() or not dotgit.is_file():
+        return False
+    text = dotgit.read_text(errors="replace").strip()
+    if not text.startswith("gitdir:"):
+        return False
+    gitdir = Path(text.split(":", 1)[1].strip())
+    common = Path(git.out(tree, "rev-parse", "--path-format=absolute", "--git-common-dir").strip())
+    return gitdir.is_dir() and gitdir.resolve().parent.parent == common.resolve()
+
+
 def worktree(src: KernelSource, cache: Path, rev: str) -> KernelSource:
     """A git worktree of a local kernel repository, kept in the cache and detached
     at ``rev``: a series is applied there, never in the developer's own checkout.
@@ -301,6 +315,10 @@ def worktree(src: KernelSource, cache: Path, rev: str) -> KernelSource:
     holds it (locks.tree, exclusive) from this checkout to its last build."""
     wt = worktree_dir(src, cache)
     commit = git.out(src.tree, "rev-parse", "--verify", f"{rev}^{{commit}}").strip()
+    if (wt / ".git").exists() and not _worktree_of(wt, src.tree):
+        # the repository was made anew at that path (cloned again, moved back):
+        # its old worktree's git directory is gone, and the worktree with it
+        shutil.rmtree(wt)
     if not (wt / ".git").exists():
         wt.parent.mkdir(parents=True, exist_ok=True)
         git.out(src.tree, "worktree", "prune")
