@@ -1,11 +1,11 @@
 #!/bin/sh
-# The flaky-base control (README "Flaky by measurement"): a base kernel whose
+# The flaky-base control (docs/user-guide.md, "Flaky by measurement"): a base kernel whose
 # rmap migrate.ksm tests fail in about one boot in four (a coin tossed once per
 # boot), measured until its history holds both a pass and a failure; then a
 # series that makes them fail in every boot, judged against it: a confirmed
 # regression after as many series boots as the base's rate asks for. Every
 # run is 64K, ext4, rmap alone (seconds per boot); the two kernels build
-# incrementally from 7.3's cached build.
+# with ccache warm from 7.3's builds (minutes each, once).
 #   tests/controls/flaky-base/run.sh [RESULTS]
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
