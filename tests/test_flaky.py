@@ -137,7 +137,7 @@ def test_without_noise_the_history_decides(tmp_path, parser_dir):
     w, ctx2, k2 = run(tmp_path / "2", parser_dir, run_id="r2")
     ctx2.cache = ctx.cache
     first_boot(ctx2, k2, boot(ctx2, k2, FAILS))
-    history.listed(ctx2, k2)
+    history.record_flaky(ctx2, k2)
     assert closing.close(w, True) == 0
     doc = schema.load(w.dir / "results.json")
     chk, rmap = rmap_of(doc, "64k-xfs-7.3")

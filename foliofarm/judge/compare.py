@@ -9,7 +9,7 @@ from typing import Any
 from foliofarm.results import schema
 from foliofarm.results.schema import CheckResult, Role, Subtest
 from foliofarm.judge import figures as figs
-from foliofarm.judge.selftests import MAX_NAMED
+from foliofarm.judge.selftests import MAX_NAMED, missing_result as _missing
 
 GOOD = {"pass", "xpass"}
 BAD = {"fail", "xfail"}
@@ -186,11 +186,6 @@ def test_counts(subtests: list[dict[str, Any]]) -> dict[str, int]:
     """Per test of a selftests run, the figure its noise is measured on
     (measure.record_noise), keyed as subtest_rows reads it."""
     return {f"results:{t['name']}": n for t in subtests if (n := results_of(t)) is not None}
-
-
-def _missing(name: str) -> bool:
-    """A placeholder for a result the test never printed (measure/ktap.py)."""
-    return name.startswith("(no result #")
 
 
 def subtest_rows(page: str, fs: str, check: str, b: CheckResult | None,

@@ -24,7 +24,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from foliofarm.judge.selftests import MAX_NAMED
+from foliofarm.judge.selftests import MAX_NAMED, missing_result as _missing
 from foliofarm.results.outcome import Outcome
 
 PASSED = {"pass", "xpass"}
@@ -41,11 +41,6 @@ MAX_SERIES_BOOTS = 5
 # booted again beside the series' confirm boots
 MIN_BASE_BOOTS = 6
 SEP = ": "
-
-
-def _missing(name: str) -> bool:
-    """A placeholder for a result a test never printed (measure/ktap.py)."""
-    return name.startswith("(no result #")
 
 
 def results_of(check: str, outcome: Outcome | dict[str, Any], m: dict[str, Any] | None

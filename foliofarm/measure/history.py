@@ -164,10 +164,10 @@ def judge_run(ctx: Context, k: Kernel, boots: list[dict[str, Any]]) -> None:
                 continue
             o = judge_measurement(chk, m, k.kernel_xy, cell.page.name, cell.fs.name)
             ctx.writer.rerecord(cell, flaky.apply(o, run, f"this run's {len(boots)} boots"), flush=False)
-    listed(ctx, k, per_boot)       # (and the document written)
+    record_flaky(ctx, k, per_boot)       # (and the document written)
 
 
-def listed(ctx: Context, k: Kernel, per_boot: list[dict[str, dict[str, bool]]] | None = None) -> None:
+def record_flaky(ctx: Context, k: Kernel, per_boot: list[dict[str, dict[str, bool]]] | None = None) -> None:
     """The flaky results of ``k``'s cells for the run's checks into results.json:
     those this run's boots found (``per_boot``), else the history's, each
     marked where a failure of it in this run was judged flaky."""

@@ -375,7 +375,7 @@ def measure_kernel(ctx: Context, k: Kernel, reuse_base: bool, want_noise: bool) 
     if len(booted) > 1 and k.side != Role.SERIES:
         history.judge_run(ctx, k, booted)     # every boot of this run judged (--noise)
     else:
-        history.listed(ctx, k)
+        history.record_flaky(ctx, k)
     if clean:   # only a clean boot's measurements can serve as a base later
         saved["sha256"] = digest(saved)
         write_json(path, saved)
