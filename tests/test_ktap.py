@@ -87,7 +87,7 @@ def test_judged_per_test_with_known_failures(parser, monkeypatch):
     monkeypatch.setattr(selftests, "known_failures", lambda check: known)
     chk = catalogue.by_name()["mm-selftests"]
     out = judge_measurement(chk, measurement(parser, text), "7.3", "64k", "xfs")
-    subs = {s["name"]: s for s in out.subtests}
+    subs = {s.name: s.model_dump() for s in out.subtests}
     assert subs["gup_test -u -n 1"]["outcome"] == "xfail"
     assert subs["hugetlb-mmap"]["outcome"] == "pass"
     assert subs["mdwe_test"]["outcome"] == "skip"
@@ -98,12 +98,12 @@ def test_judged_per_test_with_known_failures(parser, monkeypatch):
     # on 4k nothing is known about cow's THP results, and 6.12 knows nothing of gup_test
     failing = text.replace("# [PASS]\nok 3 cow", "# [FAIL]\nnot ok 3 cow # exit=1")
     out = judge_measurement(chk, measurement(parser, failing), "6.12", "4k", "xfs")
-    subs = {s["name"]: s for s in out.subtests}
+    subs = {s.name: s.model_dump() for s in out.subtests}
     assert subs["cow"]["outcome"] == "fail" and "with THP (2048 kB)" in subs["cow"]["reason"]
     assert subs["gup_test -u -n 1"]["outcome"] == "fail"
     assert out.outcome == "fail" and "cow" in out.reason
     out = judge_measurement(chk, measurement(parser, failing), "7.3", "64k", "xfs")
-    assert {s["name"]: s["outcome"] for s in out.subtests}["cow"] == "xfail"
+    assert {s.name: s.outcome for s in out.subtests}["cow"] == "xfail"
 
 
 def test_a_crash_keeps_the_tests_before_it(parser):
@@ -112,7 +112,7 @@ def test_a_crash_keeps_the_tests_before_it(parser):
     m = {"kind": "crash", "reason": "guest died during mm-selftests", "tests": parsed_tests(parser, cut)}
     out = judge_measurement(catalogue.by_name()["mm-selftests"], m, "7.3", "4k", "ext4")
     assert out.outcome == "fail" and "guest died" in out.reason
-    assert {s["name"]: s["outcome"] for s in out.subtests} == {
+    assert {s.name: s.outcome for s in out.subtests} == {
         "hugetlb-mmap": "pass", "gup_test -u -n 1": "fail", "cow": "fail"}
 
 
@@ -130,8 +130,8 @@ def cell(kernel, subtests, outcome="fail"):
 
 
 def quiet(row) -> bool:
-    """What the report leaves out of its tables: schema.Verdict.quiet of a verdict row."""
-    return schema.Verdict.model_validate(row).quiet
+    """What the report leaves out of its tables: schema.VerdictRow.quiet of a verdict row."""
+    return schema.VerdictRow.model_validate(row).quiet
 
 
 def two_sided(*cells, **more):
@@ -283,7 +283,7 @@ def test_a_known_flaky_failure_is_no_news_either_way():
     b = selftests.judge_tests("mm-selftests", [passes], "7.3", "4k", "xfs", True)
     c = selftests.judge_tests("mm-selftests", [earlier], "7.3", "4k", "xfs", True)
     assert a[0] == b[0] == "pass" and a[2]["pass"] == b[2]["pass"] == 1
-    assert a[3][0]["flaky"] and a[3][0]["outcome"] == "xfail"
+    assert a[3][0].flaky and a[3][0].outcome == "xfail"
     assert c[0] == "fail"       # bailing out earlier is not the known way
     doc = two_sided(cell("7.3", b[3], "pass"), cell("7.3+s", a[3], "pass"))
     rows = {r["check"]: r["verdict"] for r in compare.verdicts(schema.typed(doc))}
@@ -301,8 +301,8 @@ def test_a_page_out_that_fell_short_is_the_flaky_test_too(parser):
     kh = next(t for t in tests if t["name"] == "khugepaged")
     assert [i["name"] for i in kh["inner"] if i["status"] == "fail"] == ["collapse_max_ptes_swap"]
     outcome, _, _, subs = selftests.judge_tests("mm-selftests", tests, "7.3", "4k", "erofs", True)
-    sub = next(s for s in subs if s["name"] == "khugepaged")
-    assert outcome == "pass" and sub["outcome"] == "xfail" and sub["flaky"]
+    sub = next(s for s in subs if s.name == "khugepaged")
+    assert outcome == "pass" and sub.outcome == "xfail" and sub.flaky
     broken = [dict(t, inner=[dict(i, status="fail") if i["name"] == "collapse_fork" else i
                              for i in t["inner"]]) if t is kh else t for t in tests]
     assert selftests.judge_tests("mm-selftests", broken, "7.3", "4k", "erofs", True)[0] == "fail"

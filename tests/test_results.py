@@ -6,7 +6,7 @@ from pathlib import Path
 
 from foliofarm import matrix
 from foliofarm.judge import catalogue, checks
-from foliofarm.results.outcome import Outcome
+from foliofarm.results.judged import result
 from foliofarm.matrix import Cell
 from foliofarm.judge.compare import exit_status
 from foliofarm.results import schema
@@ -22,7 +22,7 @@ def test_results_are_written_as_they_arrive(tmp_path):
     w = ResultsWriter(tmp_path, ["foliofarm", "run"], run_id="r1")
     doc = json.loads((tmp_path / "r1" / "results.json").read_text())
     assert doc["complete"] is False and doc["cells"] == []
-    w.record(cell(), Outcome("exec-text", "pass", "", {"aligned_pct": 100.0}))
+    w.record(cell(), result("exec-text", "pass", "", {"aligned_pct": 100.0}))
     doc = json.loads((tmp_path / "latest" / "results.json").read_text())
     c = doc["cells"][0]
     assert (c["id"], c["page_size"], c["fs"], c["kernel"]) == ("4k-xfs-7.3", "4k", "xfs", "7.3")
@@ -35,7 +35,7 @@ def test_result_files_follow_the_umask(tmp_path):
     """Results are for the team to read: the umask decides, not mkstemp's 0600."""
     from foliofarm import util
     w = ResultsWriter(tmp_path, ["foliofarm", "run"], run_id="r1")
-    w.record(cell(), Outcome("exec-text", "pass", "", {}))
+    w.record(cell(), result("exec-text", "pass", "", {}))
     for name in ("results.json", "junit.xml"):
         mode = (tmp_path / "r1" / name).stat().st_mode & 0o777
         assert mode == 0o666 & ~util.UMASK, (name, oct(mode))
@@ -43,9 +43,9 @@ def test_result_files_follow_the_umask(tmp_path):
 
 def test_junit_has_a_suite_per_cell_and_outcomes(tmp_path):
     w = ResultsWriter(tmp_path, ["foliofarm"], run_id="r2")
-    w.record(cell(), Outcome("exec-text", "fail", "aligned_pct 3.0 (wanted >= 90)"))
-    w.record(cell(fs="ext4"), Outcome("exec-text", "xfail", "no exec_folio_order"))
-    w.record(cell(fs="erofs"), Outcome("exec-text", "error", "guest hung"), excerpt="INFO: task")
+    w.record(cell(), result("exec-text", "fail", "aligned_pct 3.0 (wanted >= 90)"))
+    w.record(cell(fs="ext4"), result("exec-text", "xfail", "no exec_folio_order"))
+    w.record(cell(fs="erofs"), result("exec-text", "error", "guest hung"), excerpt="INFO: task")
     close(w, True)
     root = ET.parse(tmp_path / "r2" / "junit.xml").getroot()
     suites = {s.get("name"): s for s in root}

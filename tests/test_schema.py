@@ -120,18 +120,26 @@ def test_a_document_with_thpmaps_rows_among_the_figures_is_read(tmp_path, capsys
     assert "| counter | farm kB | thpmaps kB |" in (tmp_path / "report.md").read_text()
 
 
-def test_the_writer_refuses_what_the_reader_would(tmp_path):
-    """A result the schema would refuse is kept aside and recorded as an error
-    that says so: the document stays readable."""
+def test_the_judge_and_the_writer_refuse_what_the_reader_would(tmp_path):
+    """A result the schema would refuse (a farm's fault) is an error that says
+    so and holds what was given: made so by the judge, or, changed after it was
+    made, kept aside by the writer. The document stays readable."""
     from foliofarm.results.outcome import Outcome
     from foliofarm.matrix import Cell, filesystems, page_sizes
     from foliofarm.results.writer import ResultsWriter
     from foliofarm.run.closing import close
     w = ResultsWriter(tmp_path, ["foliofarm", "run"])
     cell = Cell(page_sizes()["4k"], filesystems()["xfs"], "7.3")
-    w.record(cell, Outcome("thpmaps", "pass", "", {"rows": [{"counter": "x"}]}))
-    (entry,) = w.doc["cells"][0]["checks"]
-    assert entry["outcome"] == "error" and "schema refuses" in entry["reason"]
-    assert (w.dir / "cells" / cell.id / "thpmaps.refused.json").is_file()
+    from foliofarm.results import judged
+    made = judged.result("thpmaps", Outcome.PASS, "", {"rows": [{"counter": "x"}]})
+    assert made.outcome == Outcome.ERROR and "schema refuses" in made.reason and '"counter": "x"' in made.reason
+    w.record(cell, made)
+    changed = judged.result("exec-text", Outcome.PASS, "", {"faults": 3})
+    changed.metrics["faults"] = {"not": "a figure"}
+    w.record(cell, changed)
+    entries = w.doc["cells"][0]["checks"]
+    assert [e["outcome"] for e in entries] == ["error", "error"]
+    assert "schema refuses" in entries[1]["reason"]
+    assert (w.dir / "cells" / cell.id / "exec-text.refused.json").is_file()
     close(w, True)
     schema.load(w.dir / "results.json")

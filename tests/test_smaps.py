@@ -118,7 +118,7 @@ def test_recorded_dumps_are_judged_as_recorded(path):
                           want["kernel"], want["page_size"], want["fs"])
     assert (got.outcome, got.reason) == (want["outcome"], want["reason"])
     assert got.metrics == want["metrics"]
-    assert got.rows == want.get("rows", [])
+    assert [r.model_dump() for r in got.rows] == want.get("rows", [])
 
 
 def test_smaps_check_cli_on_a_dump(tmp_path, capsys):

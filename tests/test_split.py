@@ -51,10 +51,10 @@ def test_merged_parts_judge_every_test_once(parser):  # noqa: F811
     assert m["split"]["page"]["where"] == "in boot 4k-nofs-7.3"
     out = judge_measurement(by_name()["mm-selftests"], m, "7.3", "4k", "ext4")
     assert out.outcome == "pass", out.reason
-    names = [s["name"] for s in out.subtests]
+    names = [s.name for s in out.subtests]
     assert len(names) == len(set(names)) == 9
-    assert all(s["outcome"] == "pass" for s in out.subtests), out.subtests
-    assert not any("elsewhere" in s.get("reason", "") for s in out.subtests)
+    assert all(s.outcome == "pass" for s in out.subtests), out.subtests
+    assert not any("elsewhere" in s.reason for s in out.subtests)
 
 
 def test_a_failure_in_either_part_is_the_cells(parser):  # noqa: F811
@@ -81,7 +81,7 @@ def test_a_crash_of_the_page_part_is_every_cells_crash(parser):  # noqa: F811
     out = judge_measurement(by_name()["mm-selftests"], m, "7.3", "4k", "ext4")
     assert out.outcome == "fail" and "kernel hung or crashed" in out.reason
     # what ran before the crash is kept, and the cell's own tests with it
-    names = [s["name"] for s in out.subtests]
+    names = [s.name for s in out.subtests]
     assert "khugepaged" in names and "split_huge_page_test /tmp/mm-fs" in names
 
 
@@ -163,10 +163,10 @@ def test_the_race_part_and_the_page_part_put_together(parser):  # noqa: F811
     chk = split.part(by_name()["mm-selftests"], "all")
     out = judge_measurement(chk, m, "7.3", "16k", "ext4")
     assert out.outcome == "pass", out.reason
-    names = [s["name"] for s in out.subtests]
+    names = [s.name for s in out.subtests]
     assert len(names) == len(set(names)) == 9
-    assert {s["name"]: s["outcome"] for s in out.subtests}["folio_split_race_test"] == "pass"
-    assert not any("elsewhere" in s.get("reason", "") for s in out.subtests)
+    assert {s.name: s.outcome for s in out.subtests}["folio_split_race_test"] == "pass"
+    assert not any("elsewhere" in s.reason for s in out.subtests)
 
 
 def test_a_crash_of_the_race_part_is_the_cells(parser):  # noqa: F811

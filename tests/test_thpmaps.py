@@ -15,7 +15,7 @@ import pytest
 from foliofarm.results import schema
 from foliofarm.report import tables
 from foliofarm.judge import catalogue, checks, smaps
-from foliofarm.results.outcome import Outcome
+from foliofarm.results.schema import CheckResult
 
 DUMPS = Path(__file__).resolve().parent / "data" / "dumps"
 CELLS = {"4k": ("xfs", 16), "16k": ("ext4", 128), "64k": ("erofs", 32)}   # fs, contpte pages
@@ -25,12 +25,12 @@ def recorded(page: str) -> str:
     return (DUMPS / f"{page}-{CELLS[page][0]}-7.3.thpmaps.dump").read_text()
 
 
-def judge(text: str, page: str) -> Outcome:
+def judge(text: str, page: str) -> CheckResult:
     return checks.evaluate(catalogue.by_name()["thpmaps"], text, "7.3", page, CELLS[page][0])
 
 
-def rows(outcome: Outcome) -> dict[str, dict]:
-    return {r["counter"]: r for r in outcome.rows}
+def rows(outcome: CheckResult) -> dict[str, dict]:
+    return {r.counter: r.model_dump() for r in outcome.rows}
 
 
 @pytest.mark.parametrize("page", list(CELLS))
@@ -152,7 +152,7 @@ def test_report_shows_each_cell_rows_with_the_reason_for_differences():
     for page in CELLS:
         o = judge(recorded(page), page)
         doc["cells"].append({"id": f"{page}-{CELLS[page][0]}-7.3", "page_size": page, "fs": CELLS[page][0],
-                             "kernel": "7.3", "checks": [o.as_dict()]})
+                             "kernel": "7.3", "checks": [o.written()]})
     blocks = tables.crosscheck_tables(schema.typed(doc), "thpmaps")
     text = repr(blocks)
     assert "64k erofs 7.3: 0 disagreement(s), 1 difference(s) explained." in text

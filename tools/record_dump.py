@@ -40,7 +40,7 @@ def main() -> int:
     out.with_suffix(".json").write_text(json.dumps(
         {"check": check, "kernel": args.kernel, "page_size": page, "fs": fs,
          "outcome": o.outcome, "reason": o.reason, "metrics": o.metrics,
-         **({"rows": o.rows} if o.rows else {})}, indent=1) + "\n")
+         **({"rows": [r.model_dump() for r in o.rows]} if o.rows else {})}, indent=1) + "\n")
     print(f"{out}: {o.outcome} {o.reason}")
     return 0
 

@@ -10,15 +10,17 @@ from typing import Any
 from foliofarm.judge import selftests, smaps
 from foliofarm.judge.catalogue import Check, Kind, expectation_for
 from foliofarm.judge.metrics import METRICS
+from foliofarm.results.judged import result
+from foliofarm.results.schema import CheckResult
 from foliofarm.results.outcome import Outcome
 
 
-def console_outcome(splats: list[str]) -> Outcome:
+def console_outcome(splats: list[str]) -> CheckResult:
     """The console check: the reports the boots' consoles logged."""
     if splats:
-        return Outcome("console", "fail", f"{len(splats)} report(s): " + " | ".join(splats[:3]),
+        return result("console", Outcome.FAIL, f"{len(splats)} report(s): " + " | ".join(splats[:3]),
                        {"splats": len(splats)})
-    return Outcome("console", "pass", "", {"splats": 0})
+    return result("console", Outcome.PASS, "", {"splats": 0})
 
 
 def bounds_failures(metrics: dict[str, Any], row: dict[str, Any]) -> list[str]:
@@ -37,25 +39,31 @@ def bounds_failures(metrics: dict[str, Any], row: dict[str, Any]) -> list[str]:
     return failures
 
 
-def judge(check: str, metrics: dict[str, Any], kernel: str, page: str, fs: str) -> Outcome:
+def judge(check: str, metrics: dict[str, Any], kernel: str, page: str, fs: str,
+          subtests: Any = (), rows: Any = ()) -> CheckResult:
+    """Figures against the expectations' row of the cell: its outcome and why,
+    with the figures, and a run's tests or a cross-check's rows beside them."""
     row = expectation_for(check, kernel, page, fs)
     if row is None:
-        return Outcome(check, "skip", f"no expectation for {page}/{fs}/{kernel} in "
-                       f"expectations/{check}.toml", metrics)
+        outcome, reason = Outcome.SKIP, f"no expectation for {page}/{fs}/{kernel} in expectations/{check}.toml"
+        return result(check, outcome, reason, metrics, subtests, rows)
     failures = bounds_failures(metrics, row)
     xfail = row.get("xfail")
     if xfail and fnmatch.fnmatch(kernel, xfail.get("kernel", "*")):
         if failures:
-            return Outcome(check, "xfail", f"{xfail['reason']} ({'; '.join(failures)})", metrics)
-        return Outcome(check, "xpass", f"expected to fail ({xfail['reason']}) but passed", metrics)
-    if failures:
-        return Outcome(check, "fail", "; ".join(failures), metrics)
-    return Outcome(check, "pass", "", metrics)
+            outcome, reason = Outcome.XFAIL, f"{xfail['reason']} ({'; '.join(failures)})"
+        else:
+            outcome, reason = Outcome.XPASS, f"expected to fail ({xfail['reason']}) but passed"
+    elif failures:
+        outcome, reason = Outcome.FAIL, "; ".join(failures)
+    else:
+        outcome, reason = Outcome.PASS, ""
+    return result(check, outcome, reason, metrics, subtests, rows)
 
 
 # -- metrics from dumps -----------------------------------------------------------
 
-def evaluate(check: Check, dump_text: str, kernel: str, page: str, fs: str) -> Outcome:
+def evaluate(check: Check, dump_text: str, kernel: str, page: str, fs: str) -> CheckResult:
     """Dump text -> metrics -> outcome. A dump that cannot be trusted is an error."""
     try:
         dump = smaps.parse_dump(dump_text)
@@ -66,31 +74,27 @@ def evaluate(check: Check, dump_text: str, kernel: str, page: str, fs: str) -> O
             IndexError) as exc:
         # a damaged dump (a figure that is not a number, a record cut short):
         # an error to measure again, never a verdict
-        return Outcome(check.name, "error", f"unusable dump: {type(exc).__name__}: {exc}")
+        return result(check.name, Outcome.ERROR, f"unusable dump: {type(exc).__name__}: {exc}")
     if metrics.get("probe_mismatches"):
-        return Outcome(check.name, "error", f"the probe and pagemap disagree on "
+        return result(check.name, Outcome.ERROR, f"the probe and pagemap disagree on "
                        f"{metrics['probe_mismatches']} pages: measurement not trusted", metrics)
     if "mapped_pages" in metrics and metrics["mapped_pages"] == 0:
-        return Outcome(check.name, "error", "nothing mapped: the guest program touched no page", metrics)
-    outcome = judge(check.name, metrics, kernel, page, fs)
-    outcome.rows = rows
-    return outcome
+        return result(check.name, Outcome.ERROR, "nothing mapped: the guest program touched no page", metrics)
+    return judge(check.name, metrics, kernel, page, fs, rows=rows)
 
 
-def evaluate_tests(check: Check, m: dict[str, Any], kernel: str, page: str, fs: str) -> Outcome:
+def evaluate_tests(check: Check, m: dict[str, Any], kernel: str, page: str, fs: str) -> CheckResult:
     """A selftests run (kind "ktap", or a crash with what it printed before):
     one subtest per test, known failures xfail, the counts bounded by the
     expectations' rows."""
     parsed = m.get("tests")
     if not isinstance(parsed, dict) or not isinstance(parsed.get("results"), list):
-        return Outcome(check.name, "error", "the run's KTAP output was not parsed")
+        return result(check.name, Outcome.ERROR, "the run's KTAP output was not parsed")
     outcome, reason, metrics, subs = selftests.judge_tests(
         check.name, parsed["results"], kernel, page, fs, bool(parsed.get("complete")))
-    if outcome != "pass":
-        return Outcome(check.name, outcome, reason, metrics, subs)
-    judged = judge(check.name, metrics, kernel, page, fs)
-    judged.subtests = subs
-    return judged
+    if outcome != Outcome.PASS:
+        return result(check.name, outcome, reason, metrics, subs)
+    return judge(check.name, metrics, kernel, page, fs, subtests=subs)
 
 
 def kernel_trouble(m: dict[str, Any]) -> str:
@@ -103,7 +107,7 @@ def kernel_trouble(m: dict[str, Any]) -> str:
     return "; ".join(parts)
 
 
-def judge_measurement(check: Check, m: dict[str, Any], kernel: str, page: str, fs: str) -> Outcome:
+def judge_measurement(check: Check, m: dict[str, Any], kernel: str, page: str, fs: str) -> CheckResult:
     """The host's judgement of one measurement (guest/session.measure). A check
     during which the kernel tainted itself or printed a report fails, whatever
     its figures say, naming the taint and the report; one that hung or crashed
@@ -114,18 +118,18 @@ def judge_measurement(check: Check, m: dict[str, Any], kernel: str, page: str, f
     elif kind == Kind.KTAP:
         outcome = evaluate_tests(check, m, kernel, page, fs)
     elif kind == Kind.CRASH:
-        outcome = Outcome(check.name, "fail", f"kernel hung or crashed: {m['reason']}")
+        outcome = result(check.name, Outcome.FAIL, f"kernel hung or crashed: {m['reason']}")
         if m.get("tests"):      # the tests that finished before it, and the one it ended in
             done = evaluate_tests(check, m, kernel, page, fs)
             outcome.metrics, outcome.subtests = done.metrics, done.subtests
     else:
-        outcome = Outcome(check.name, str(kind), m["reason"])     # skip, error
+        outcome = result(check.name, Outcome(kind.value), m["reason"])     # skip, error
     if m.get("seconds") is not None:
         outcome.metrics["guest_seconds"] = m["seconds"]
     if m.get("transfer_seconds") is not None:
         outcome.metrics["transfer_seconds"] = m["transfer_seconds"]
     trouble = kernel_trouble(m)
-    if trouble and outcome.outcome != "error":
+    if trouble and outcome.outcome != Outcome.ERROR:
         reason = f"{trouble} (while {check.name} ran)"
         if outcome.reason and kind != Kind.CRASH:
             reason += f"; also: {outcome.reason}"
@@ -133,6 +137,6 @@ def judge_measurement(check: Check, m: dict[str, Any], kernel: str, page: str, f
             # what the crash's own reason quotes already (a boot death's first report) once
             rest = "; ".join(p for p in trouble.split("; ") if p not in outcome.reason)
             reason = outcome.reason + (f"; {rest}" if rest else "")
-        outcome = Outcome(check.name, "fail", reason, outcome.metrics, outcome.subtests, outcome.rows)
+        outcome = result(check.name, Outcome.FAIL, reason, outcome.metrics, outcome.subtests, outcome.rows)
     outcome.boot_failed = bool(m.get("boot_failed"))
     return outcome

@@ -10,11 +10,12 @@ from foliofarm.results import schema
 from foliofarm.results.schema import CheckResult, Role, Subtest
 from foliofarm.judge import figures as figs
 from foliofarm.judge.selftests import MAX_NAMED, missing_result as _missing
+from foliofarm.results.outcome import Outcome, Verdict
 
-GOOD = {"pass", "xpass"}
-BAD = {"fail", "xfail"}
+GOOD = {Outcome.PASS, Outcome.XPASS}
+BAD = {Outcome.FAIL, Outcome.XFAIL}
 # What a verdict means for the exit status: these fail a pre-submit run.
-FAILING_VERDICTS = {"regression", "build-broken"}
+FAILING_VERDICTS = {Verdict.REGRESSION, Verdict.BUILD_BROKEN}
 
 # Figures compared side by side, per check (metric keys of the results).
 FIGURES: dict[str, tuple[str, ...]] = {
@@ -27,7 +28,7 @@ FIGURES: dict[str, tuple[str, ...]] = {
     "file-collapse": ("file_pmd_mapped_kb", "file_pmd_mapped_kb_after_write_open", "collapse_errno"),
     "sparse-read": ("plain_first_without_ra", "huge_first_without_ra", "huge_max_order"),
     "console": ("splats",),
-    "mm-selftests": ("pass", "fail", "xfail", "skip", "inner_pass", "inner_fail"),
+    "mm-selftests": (Verdict.PASS, Verdict.FAIL, Verdict.XFAIL, Verdict.SKIP, "inner_pass", "inner_fail"),
     "thpmaps": ("disagreements", "explained_differences", "thpmaps_seconds"),
 }
 
@@ -38,26 +39,26 @@ def verdict(base: str | None, new: str | None) -> str:
     (a side is missing) and flaky (a side both passed and failed it).
     Figures refine it further: see verdicts()."""
     if base is None or new is None:
-        return "incomplete"
-    if "error" in (base, new):
-        return "error"
-    if "skip" in (base, new):
-        return "skip"
-    if base == "flaky":
+        return Verdict.INCOMPLETE
+    if Outcome.ERROR in (base, new):
+        return Verdict.ERROR
+    if Outcome.SKIP in (base, new):
+        return Verdict.SKIP
+    if base == Outcome.FLAKY:
         # the base passes and fails it (judge/flaky.py): the series passing it
         # is no news; failing it is a regression to confirm, weighed against
         # how often the base fails it (measure/confirm.py)
         # (a known failure on the series side is no news either)
-        return "pass" if new in GOOD else "regression" if new == "fail" else "flaky"
-    if new == "flaky":
-        return "flaky"
+        return Verdict.PASS if new in GOOD else Verdict.REGRESSION if new == Outcome.FAIL else Verdict.FLAKY
+    if new == Outcome.FLAKY:
+        return Verdict.FLAKY
     if base in GOOD and new in GOOD:
-        return "pass"
+        return Verdict.PASS
     if base in GOOD and new in BAD:
-        return "regression"
+        return Verdict.REGRESSION
     if base in BAD and new in GOOD:
-        return "fixed"
-    return "xfail" if base == new == "xfail" else "fail"
+        return Verdict.FIXED
+    return Verdict.XFAIL if base == new == Outcome.XFAIL else Verdict.FAIL
 
 
 def _delta(a: Any, b: Any) -> Any:
@@ -127,38 +128,39 @@ def _row(page: str, fs: str, name: str, b: CheckResult | None, n: CheckResult | 
          broken: bool, both_died: bool, noise: dict[str, float] | None, judge_direction: bool
          ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """One check's verdict on one cell, and its tests' rows."""
-    v = "build-broken" if broken else verdict(b.outcome if b else None, n.outcome if n else None)
-    if both_died and v != "build-broken":
+    v = Verdict.BUILD_BROKEN if broken else verdict(b.outcome if b else None, n.outcome if n else None)
+    if both_died and v != Verdict.BUILD_BROKEN:
         # neither kernel booted: nothing to judge the series by, and
         # nothing the series can be blamed for
-        v = "error"
+        v = Verdict.ERROR
     moved: list[dict[str, Any]] = []
     # a side whose kernel died booting measured nothing: its check's
     # reason says so, no figure or test of it is compared
     died_here = bool((b and b.boot_failed) or (n and n.boot_failed))
-    if b and n and v in ("pass", "fail", "xfail", "fixed", "regression") and not died_here:
+    judged_both = (Verdict.PASS, Verdict.FAIL, Verdict.XFAIL, Verdict.FIXED, Verdict.REGRESSION)
+    if b and n and v in judged_both and not died_here:
         moved = figs.compare(name, b.metrics, n.metrics, noise)
     if not judge_direction:
         for f in moved:
             f["regression"] = False
-    if v in ("pass", "fail", "xfail") and any(f["regression"] for f in moved):
-        v = "regression"      # a figure moved the wrong way beyond its tolerance
-    elif v == "pass" and moved:
-        v = "changed"         # a figure moved beyond the base's noise
+    if v in (Verdict.PASS, Verdict.FAIL, Verdict.XFAIL) and any(f["regression"] for f in moved):
+        v = Verdict.REGRESSION      # a figure moved the wrong way beyond its tolerance
+    elif v == Verdict.PASS and moved:
+        v = Verdict.CHANGED         # a figure moved beyond the base's noise
     subs = subtest_rows(page, fs, name, b, n, noise) if not broken and not died_here else []
-    if v in ("pass", "fail", "xfail", "changed", "fixed") and \
-            any(r["verdict"] == "regression" for r in subs):
-        v = "regression"      # a test of the run regressed
-    elif v in ("pass", "fail", "xfail") and any(r["verdict"] == "fixed" for r in subs):
-        v = "fixed"
-    elif v == "pass" and any(r["verdict"] == "changed" for r in subs):
-        v = "changed"         # a test reported a different number of results
-    if n is not None and n.confirmed is False and v == "regression":
+    if v in (Verdict.PASS, Verdict.FAIL, Verdict.XFAIL, Verdict.CHANGED, Verdict.FIXED) and \
+            any(r["verdict"] == Verdict.REGRESSION for r in subs):
+        v = Verdict.REGRESSION      # a test of the run regressed
+    elif v in (Verdict.PASS, Verdict.FAIL, Verdict.XFAIL) and any(r["verdict"] == Verdict.FIXED for r in subs):
+        v = Verdict.FIXED
+    elif v == Verdict.PASS and any(r["verdict"] == Verdict.CHANGED for r in subs):
+        v = Verdict.CHANGED         # a test reported a different number of results
+    if n is not None and n.confirmed is False and v == Verdict.REGRESSION:
         # booted again on both sides, it was no regression there (measure/confirm.py)
-        v = "flaky"
+        v = Verdict.FLAKY
         for r in subs:
-            if r["verdict"] == "regression":
-                r["verdict"] = "flaky"
+            if r["verdict"] == Verdict.REGRESSION:
+                r["verdict"] = Verdict.FLAKY
     row = {"page_size": page, "fs": fs, "check": name, "verdict": v,
            "base": b.outcome if b else None, "series": n.outcome if n else None,
            "base_reason": b.reason if b else "",
@@ -217,7 +219,7 @@ def _subtest_row(page: str, fs: str, check: str, name: str, bt: Subtest | None,
     v, new_failures = _subtest_verdict(bt, nt)
     bi, ni = bt.inner if bt else {}, nt.inner if nt else {}
     outcomes = {bt.outcome if bt else None, nt.outcome if nt else None}
-    known = bool(outcomes & {"xfail", "xpass"})
+    known = bool(outcomes & {Outcome.XFAIL, Outcome.XPASS})
     flaky = bool((bt and bt.flaky) or (nt and nt.flaky))
     changed: list[dict[str, Any]] = []
     rb, rn = results_of(bt), results_of(nt)
@@ -226,8 +228,8 @@ def _subtest_row(page: str, fs: str, check: str, name: str, bt: Subtest | None,
             and abs(rn - rb) > noise):
         changed.append({"metric": "results", "base": rb, "series": rn, "delta": rn - rb,
                         "noise": None if noise == float("inf") else noise, "regression": False})
-        if v == "pass":
-            v = "changed"
+        if v == Verdict.PASS:
+            v = Verdict.CHANGED
     figures = []
     if bi or ni:
         figures = [{"metric": "results", "base": rb, "series": rn, "delta": _delta(rb, rn)},
@@ -249,7 +251,7 @@ def _subtest_verdict(bt: Subtest | None, nt: Subtest | None) -> tuple[str, list[
     # a test one side never reached (its run ended early) is incomplete there
     v = verdict(bt.outcome if bt else None, nt.outcome if nt else None)
     outcomes = {bt.outcome if bt else None, nt.outcome if nt else None}
-    known = bool(outcomes & {"xfail", "xpass"})
+    known = bool(outcomes & {Outcome.XFAIL, Outcome.XPASS})
     flaky = bool((bt and bt.flaky) or (nt and nt.flaky))
     base_failed = set(bt.failed if bt else [])
     flaky_failed = set(nt.flaky_failed if nt else [])
@@ -262,19 +264,19 @@ def _subtest_verdict(bt: Subtest | None, nt: Subtest | None) -> tuple[str, list[
     # cut may still fail there
     gone = [] if len(failed_now) >= MAX_NAMED else sorted(
         f for f in base_failed - set(failed_now) if not _missing(f))
-    if flaky and outcomes <= {"pass", "xfail"}:
-        v = "pass"        # a known flaky test, passing on one side and failing the known way on the other
-    elif outcomes == {"xfail", "xpass"}:
+    if flaky and outcomes <= {Outcome.PASS, Outcome.XFAIL}:
+        v = Verdict.PASS        # a known flaky test, passing on one side and failing the known way on the other
+    elif outcomes == {Outcome.XFAIL, Outcome.XPASS}:
         # a known failure that passed on one side: it does not fail in every
         # boot (16K's khugepaged all:file passed in one cell and failed in
         # another of the same clean run), and where it fails it fails the
         # known way (or it would not be xfail): no news either way
-        v = "xfail"
+        v = Verdict.XFAIL
         new_failures = []
-    elif v in ("fail", "xfail") and new_failures:
-        v = "regression"
-    elif v in ("fail", "xfail") and gone and not new_failures:
-        v = "fixed"
+    elif v in (Verdict.FAIL, Verdict.XFAIL) and new_failures:
+        v = Verdict.REGRESSION
+    elif v in (Verdict.FAIL, Verdict.XFAIL) and gone and not new_failures:
+        v = Verdict.FIXED
     return v, new_failures
 
 
@@ -287,16 +289,16 @@ def exit_status(doc: schema.Results, strict_style: bool = False) -> int:
     anything else could not be measured; else 0."""
     if doc.sides is None:
         outcomes = [c.outcome for cell in doc.cells for c in cell.checks]
-        if not doc.complete or doc.errors or "error" in outcomes:
+        if not doc.complete or doc.errors or Outcome.ERROR in outcomes:
             return 3
-        return 1 if "fail" in outcomes else 0
+        return 1 if Outcome.FAIL in outcomes else 0
     failing = any(r.verdict in FAILING_VERDICTS for r in doc.verdicts)
     failing |= any(not b.ok for b in doc.each_commit or [])
     if strict_style:
         failing |= any(p.errors or p.warnings for p in doc.checkpatch or [])
     if failing:
         return 1
-    if not doc.complete or doc.errors or any(r.verdict in ("error", "incomplete") for r in doc.verdicts):
+    if not doc.complete or doc.errors or any(r.verdict in (Verdict.ERROR, Verdict.INCOMPLETE) for r in doc.verdicts):
         return 3
     return 0
 
@@ -306,4 +308,4 @@ def judged(doc: schema.Results) -> schema.Results:
     document has none, a copy's may be stale or damaged (they are derived
     data, never trusted as read)."""
     rows = verdicts(doc) if doc.sides is not None else []
-    return doc.model_copy(update={"verdicts": [schema.Verdict.model_validate(r) for r in rows]})
+    return doc.model_copy(update={"verdicts": [schema.VerdictRow.model_validate(r) for r in rows]})

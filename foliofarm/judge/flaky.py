@@ -25,13 +25,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from foliofarm.judge.selftests import MAX_NAMED, missing_result as _missing
-from foliofarm.results.outcome import Outcome
+from foliofarm.results.judged import result
+from foliofarm.results.schema import CheckResult, Subtest
+from foliofarm.results.outcome import Outcome, Status
 
-PASSED = {"pass", "xpass"}
-FAILED = {"fail", "xfail"}
+PASSED = {Outcome.PASS, Outcome.XPASS}
+FAILED = {Outcome.FAIL, Outcome.XFAIL}
 # a test's status as the guest printed it (measure/ktap.py): a kselftest XFAIL
 # is the test's own expected failure, neither
-RAW = {"pass": True, "fail": False, "crash": False}
+RAW = {Status.PASS: True, Status.FAIL: False, Status.CRASH: False}
 # the chance, for a series run, that a kernel failing as often as the base
 # would fail a result in every one of the series' boots, below which it is the series'
 CHANCE = 0.05
@@ -43,16 +45,14 @@ MIN_BASE_BOOTS = 6
 SEP = ": "
 
 
-def results_of(check: str, outcome: Outcome | dict[str, Any], m: dict[str, Any] | None
-               ) -> dict[str, bool]:
+def results_of(check: str, o: CheckResult, m: dict[str, Any] | None) -> dict[str, bool]:
     """One boot's results of one check: name -> passed. A farm check is one
     result (its judged outcome); a selftests run is each of its tests and
     each test's own results as the guest printed them (skips and results
     never printed are no result)."""
-    o = outcome.as_dict() if isinstance(outcome, Outcome) else outcome
     tests = ((m or {}).get("tests") or {}).get("results")
     out: dict[str, bool] = {}
-    if tests is not None and o.get("subtests") is not None:
+    if tests is not None and o.subtests:
         for t in tests:
             key = f"{check}{SEP}{t['name']}"
             if t["status"] in RAW:
@@ -61,8 +61,8 @@ def results_of(check: str, outcome: Outcome | dict[str, Any], m: dict[str, Any] 
                 if i["status"] in RAW and not _missing(i["name"]):
                     out[f"{key}{SEP}{i['name']}"] = RAW[i["status"]]
         return out
-    if o["outcome"] in PASSED | FAILED:
-        out[check] = o["outcome"] in PASSED
+    if o.outcome in PASSED | FAILED:
+        out[check] = o.outcome in PASSED
     return out
 
 
@@ -100,12 +100,12 @@ def flaky_of(counts: dict[str, Count]) -> dict[str, Count]:
     return {k: c for k, c in counts.items() if c.flaky}
 
 
-def _test_is_flaky(key: str, sub: dict[str, Any], flaky: dict[str, Count]) -> Count | None:
+def _test_is_flaky(key: str, sub: Subtest, flaky: dict[str, Count]) -> Count | None:
     """The count that makes a failing test flaky, or None: every result of it
     that failed is flaky (a list cut at its limit cannot tell), or where it
     failed with no result of its own named, the test itself is."""
-    failed = [f for f in sub.get("failed") or [] if not _missing(f)]
-    if failed and len(sub.get("failed") or []) < MAX_NAMED:
+    failed = [f for f in sub.failed if not _missing(f)]
+    if failed and len(sub.failed) < MAX_NAMED:
         counts = [flaky.get(f"{key}{SEP}{f}") for f in failed]
         if all(counts):
             return max(counts, key=lambda c: c.failed / c.boots)
@@ -113,40 +113,40 @@ def _test_is_flaky(key: str, sub: dict[str, Any], flaky: dict[str, Count]) -> Co
     return flaky.get(key) if not failed else None
 
 
-def apply(o: Outcome, flaky: dict[str, Count], where: str) -> Outcome:
+def apply(o: CheckResult, flaky: dict[str, Count], where: str) -> CheckResult:
     """``o`` (a judged outcome) with each failure of a result that ``flaky``
     holds made ``flaky``, its counts and ``where`` they were measured in its
     reason. A check all of whose failures are flaky is flaky; one with a
     failure that is not keeps failing, for that one."""
-    if o.outcome != "fail" or not flaky:
+    if o.outcome != Outcome.FAIL or not flaky:
         return o
     if not o.subtests:
         c = flaky.get(o.name)
         if c is None:
             return o
-        return Outcome(o.name, "flaky", f"flaky by measurement ({c.text()}, {where}): {o.reason}",
+        return result(o.name, Outcome.FLAKY, f"flaky by measurement ({c.text()}, {where}): {o.reason}",
                        o.metrics, o.subtests, o.rows, o.boot_failed)
     subs, named = [], []
     for s in o.subtests:
-        c = _test_is_flaky(f"{o.name}{SEP}{s['name']}", s, flaky) if s["outcome"] == "fail" else None
+        c = _test_is_flaky(f"{o.name}{SEP}{s.name}", s, flaky) if s.outcome == Outcome.FAIL else None
         if c is not None:
-            s = {**s, "outcome": "flaky", "flaky": True,
-                 "reason": f"flaky by measurement ({c.text()}, {where}): {s.get('reason', '')}"}
-            named.append(f"{s['name']} ({c.text()})")
+            s = s.model_copy(update={"outcome": Outcome.FLAKY, "flaky": True,
+                                     "reason": f"flaky by measurement ({c.text()}, {where}): {s.reason}"})
+            named.append(f"{s.name} ({c.text()})")
         subs.append(s)
     if not named:
         return o
     metrics = dict(o.metrics)
-    if isinstance(metrics.get("fail"), int):     # counted as passing, as a flaky known row is
-        metrics["fail"] -= len(named)
-        metrics["pass"] = metrics.get("pass", 0) + len(named)
-    failing = [s["name"] for s in subs if s["outcome"] == "fail"]
+    if isinstance(metrics.get(Outcome.FAIL), int):     # counted as passing, as a flaky known row is
+        metrics[Outcome.FAIL] -= len(named)
+        metrics[Outcome.PASS] = metrics.get(Outcome.PASS, 0) + len(named)
+    failing = [s.name for s in subs if s.outcome == Outcome.FAIL]
     said = f"{len(named)} flaky: {', '.join(named[:5])}"
     if failing:
         more = f" and {len(failing) - 5} more" if len(failing) > 5 else ""
-        return Outcome(o.name, "fail", f"{len(failing)} failed: {', '.join(failing[:5])}{more}; {said}",
+        return result(o.name, Outcome.FAIL, f"{len(failing)} failed: {', '.join(failing[:5])}{more}; {said}",
                        metrics, subs, o.rows, o.boot_failed)
-    return Outcome(o.name, "flaky", said, metrics, subs, o.rows, o.boot_failed)
+    return result(o.name, Outcome.FLAKY, said, metrics, subs, o.rows, o.boot_failed)
 
 
 def needed_boots(c: Count) -> int | None:
@@ -179,7 +179,7 @@ def failed_keys(r: Any) -> set[str]:
         return {r.name} if r.outcome in FAILED else set()
     out = set()
     for s in subs:
-        if s.outcome != "fail":
+        if s.outcome != Outcome.FAIL:
             continue
         named = [f for f in s.failed if not _missing(f)]
         out |= {f"{r.name}{SEP}{s.name}{SEP}{f}" for f in named} or {f"{r.name}{SEP}{s.name}"}

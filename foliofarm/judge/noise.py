@@ -10,6 +10,7 @@ from foliofarm.judge.catalogue import Check
 from foliofarm.judge.checks import judge_measurement
 from foliofarm.matrix import Cell
 from foliofarm.results.schema import Results, Unconfirmed
+from foliofarm.results.outcome import Outcome
 
 def sample_figures(cells: list[Cell], checks: list[Check], kernel_xy: str, measured: dict[str, Any]
                    ) -> dict[str, dict[str, dict[str, float | int | None]]]:
@@ -76,7 +77,7 @@ def moved_pairs(doc: Results, cells: list[Cell], checks: list[Check]
     for cell in cells:
         for chk in checks:
             b, s = by.get((base_label, cell.fs.name, chk.name)), by.get((cell.kernel, cell.fs.name, chk.name))
-            if not b or not s or b.outcome != "pass" or s.outcome != "pass":
+            if not b or not s or b.outcome != Outcome.PASS or s.outcome != Outcome.PASS:
                 continue
             moved = figures.compare(chk.name, b.metrics, s.metrics,
                                     doc.noise.get(f"{cell.page.name}-{cell.fs.name}", {}).get(chk.name))

@@ -17,6 +17,8 @@ from typing import Any
 
 from foliofarm import datafiles
 from foliofarm.paths import VMTESTS
+from foliofarm.results.outcome import Outcome, Status
+from foliofarm.results.schema import Subtest
 
 # Inner results listed by name per subtest (the counts cover the rest).
 MAX_NAMED = 40
@@ -40,13 +42,14 @@ def _matches(row: dict[str, Any], kernel: str, page: str, fs: str, test: str) ->
             and fnmatch.fnmatch(test, row["test"]))
 
 
-def subtest(check: str, t: dict[str, Any], kernel: str, page: str, fs: str) -> dict[str, Any]:
+def subtest(check: str, t: dict[str, Any], kernel: str, page: str, fs: str) -> Subtest:
     """One test's outcome from its parsed result ``t`` (ktap.Result.as_dict)."""
     rows = [r for r in known_failures(check) if _matches(r, kernel, page, fs, t["name"])]
     inner = t.get("inner", [])
-    failed = [i["name"] for i in inner if i["status"] in ("fail", "crash")]
-    counts = {s: sum(1 for i in inner if i["status"] == s) for s in ("pass", "fail", "skip", "xfail")}
-    counts["fail"] += sum(1 for i in inner if i["status"] == "crash")
+    failed = [i["name"] for i in inner if i["status"] in (Status.FAIL, Status.CRASH)]
+    counts = {s: sum(1 for i in inner if i["status"] == s)
+              for s in (Status.PASS, Status.FAIL, Status.SKIP, Status.XFAIL)}
+    counts[Status.FAIL] += sum(1 for i in inner if i["status"] == Status.CRASH)
     out: dict[str, Any] = {"name": t["name"], "outcome": "", "reason": t.get("reason", "")}
     if inner:
         out["inner"] = counts
@@ -61,19 +64,19 @@ def subtest(check: str, t: dict[str, Any], kernel: str, page: str, fs: str) -> d
     if flaky_failed:
         out["flaky_failed"] = flaky_failed[:MAX_NAMED]
     whole = next((r for r in rows if not r.get("inner")), None)
-    if t["status"] == "skip":
-        out["outcome"] = "skip"
+    if t["status"] == Status.SKIP:
+        out["outcome"] = Outcome.SKIP
         out["reason"] = out["reason"] or "skipped (no reason given)"
-    elif t["status"] == "pass":
+    elif t["status"] == Status.PASS:
         # a known failure of the whole test that passes now: xpass (a flaky one: pass)
-        out["outcome"] = "xpass" if whole and not whole.get("flaky") else "pass"
-        if out["outcome"] == "xpass":
+        out["outcome"] = Outcome.XPASS if whole and not whole.get("flaky") else Outcome.PASS
+        if out["outcome"] == Outcome.XPASS:
             out["reason"] = f"known to fail ({whole['reason']}) but passed"
     else:
         by_inner = [r for r in rows if r.get("inner")]
         unknown = [n for n in failed if not any(fnmatch.fnmatch(n, r["inner"]) for r in by_inner)]
-        if t["status"] == "crash":
-            out["outcome"] = "fail"
+        if t["status"] == Status.CRASH:
+            out["outcome"] = Outcome.FAIL
             out["reason"] = t.get("reason") or "no result"
         elif whole or (failed and not unknown):
             why = whole["reason"] if whole else "; ".join(
@@ -81,41 +84,41 @@ def subtest(check: str, t: dict[str, Any], kernel: str, page: str, fs: str) -> d
                               if any(fnmatch.fnmatch(n, r["inner"]) for n in failed)))
             used = [whole] if whole else [r for r in by_inner
                                           if any(fnmatch.fnmatch(n, r["inner"]) for n in failed)]
-            out["outcome"] = "xfail"
+            out["outcome"] = Outcome.XFAIL
             if all(r.get("flaky") for r in used):
                 out["flaky"] = True
             out["reason"] = (f"known{' flaky' if out.get('flaky') else ''}: {why}"
                              + (f" ({t['reason']})" if t.get("reason") else ""))
         else:
-            out["outcome"] = "fail"
+            out["outcome"] = Outcome.FAIL
             named = unknown[:3]
             more = f" and {len(unknown) - 3} more" if len(unknown) > 3 else ""
             out["reason"] = (t.get("reason") or "failed") + (
                 f": {', '.join(named)}{more}" if named else "")
-    return out
+    return Subtest.model_validate(out)
 
 
 def judge_tests(check: str, tests: list[dict[str, Any]], kernel: str, page: str, fs: str,
-                complete: bool) -> tuple[str, str, dict[str, Any], list[dict[str, Any]]]:
+                complete: bool) -> tuple[Outcome, str, dict[str, Any], list[Subtest]]:
     """The check's outcome, reason, metrics (counts per outcome) and subtests."""
     subs = [subtest(check, t, kernel, page, fs) for t in tests]
     metrics: dict[str, Any] = {"tests": len(subs)}
-    for o in ("pass", "fail", "xfail", "xpass", "skip"):
-        metrics[o] = sum(1 for s in subs if s["outcome"] == o)
+    for o in (Outcome.PASS, Outcome.FAIL, Outcome.XFAIL, Outcome.XPASS, Outcome.SKIP):
+        metrics[o] = sum(1 for s in subs if s.outcome == o)
     # a flaky test counts as passing whichever way it went: its runs compare
-    metrics["pass"] += sum(1 for s in subs if s.get("flaky"))
-    metrics["xfail"] -= sum(1 for s in subs if s.get("flaky"))
+    metrics[Outcome.PASS] += sum(1 for s in subs if s.flaky)
+    metrics[Outcome.XFAIL] -= sum(1 for s in subs if s.flaky)
     # the tests' own results, but for those inside a known or flaky failure:
     # where such a test bails out varies from boot to boot, and is no news
-    steady = [s for s in subs if s["outcome"] in ("pass", "fail") and not s.get("flaky")]
-    metrics["inner_pass"] = sum(s.get("inner", {}).get("pass", 0) for s in steady)
-    metrics["inner_fail"] = sum(s.get("inner", {}).get("fail", 0) for s in steady)
-    failing = [s["name"] for s in subs if s["outcome"] == "fail"]
+    steady = [s for s in subs if s.outcome in (Outcome.PASS, Outcome.FAIL) and not s.flaky]
+    metrics["inner_pass"] = sum(s.inner.get(Status.PASS, 0) for s in steady)
+    metrics["inner_fail"] = sum(s.inner.get(Status.FAIL, 0) for s in steady)
+    failing = [s.name for s in subs if s.outcome == Outcome.FAIL]
     if failing:
         more = f" and {len(failing) - 5} more" if len(failing) > 5 else ""
-        return "fail", f"{len(failing)} failed: {', '.join(failing[:5])}{more}", metrics, subs
+        return Outcome.FAIL, f"{len(failing)} failed: {', '.join(failing[:5])}{more}", metrics, subs
     if not complete:
-        return "error", "the run printed no plan: it did not finish", metrics, subs
+        return Outcome.ERROR, "the run printed no plan: it did not finish", metrics, subs
     if not subs:
-        return "error", "no test ran (no KTAP results)", metrics, subs
-    return "pass", "", metrics, subs
+        return Outcome.ERROR, "no test ran (no KTAP results)", metrics, subs
+    return Outcome.PASS, "", metrics, subs

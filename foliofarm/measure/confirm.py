@@ -30,6 +30,7 @@ from foliofarm.judge.catalogue import Check, Kind, is_own
 from foliofarm.judge.checks import console_outcome, judge_measurement
 from foliofarm.judge.noise import moved_pairs, settle_moves
 from foliofarm.matrix import Cell
+from foliofarm.results.outcome import Outcome, Verdict
 
 # The host's 1-minute load average per core at or above which a lockup may be
 # the host's: more runnable threads than cores, a guest's vCPU thread waiting.
@@ -92,7 +93,7 @@ def result_of(one: Any, k: Kernel, cell: Cell, chk: Check | None) -> schema.Chec
         out = judge_measurement(chk, m, k.kernel_xy, cell.page.name, cell.fs.name)
     else:
         return None
-    return schema.CheckResult.model_validate(out.as_dict())
+    return out
 
 
 def regressions(ctx: Context, k: Kernel) -> list[tuple[Cell, str]]:
@@ -102,10 +103,10 @@ def regressions(ctx: Context, k: Kernel) -> list[tuple[Cell, str]]:
     by_fs = {c.fs.name: c for c in k.cells}
     page = k.cells[0].page.name
     mine = [r for r in rows if r["page_size"] == page and r["fs"] in by_fs]
-    inner = {(r["fs"], r["subtest_of"]) for r in mine if r.get("subtest_of") and r["verdict"] == "regression"}
+    inner = {(r["fs"], r["subtest_of"]) for r in mine if r.get("subtest_of") and r["verdict"] == Verdict.REGRESSION}
     return [(by_fs[r["fs"]], r["check"]) for r in mine
-            if not r.get("subtest_of") and r["verdict"] == "regression"
-            and (compare.verdict(r["base"], r["series"]) == "regression" or (r["fs"], r["check"]) in inner)]
+            if not r.get("subtest_of") and r["verdict"] == Verdict.REGRESSION
+            and (compare.verdict(r["base"], r["series"]) == Verdict.REGRESSION or (r["fs"], r["check"]) in inner)]
 
 
 def during(reason: str) -> set[str]:
@@ -197,11 +198,11 @@ def settle_regressions(ctx: Context, k: Kernel, suspects: list[tuple[Cell, str]]
         again = compare.pair_verdict(cell.page.name, cell.fs.name, name, old, new)
         if weighed is not None:
             stands, said = weighed      # failed by what the base fails sometimes: its rate decides
-        elif again in ("error", "incomplete"):
+        elif again in (Verdict.ERROR, Verdict.INCOMPLETE):
             stands, said = True, (f"stands: the second boot could not tell ({again}"
                                   + (f": {new.reason[:160]}" if new and new.reason else "") + ")")
         else:
-            stands = again == "regression"
+            stands = again == Verdict.REGRESSION
             said = (f"confirmed: a regression again on a second boot ({on_base})" if stands else
                     f"not confirmed: {again} on a second boot ({on_base}"
                     + (f"; the series {new.outcome}, the base {old.outcome}" if new and old else "")
@@ -254,7 +255,7 @@ def weigh_flaky(ctx: Context, k: Kernel, cell: Cell, chk: Check, new: schema.Che
         if worst.boots < flaky.MIN_BASE_BOOTS and k.base is not None:
             base_cell = next(c for c in k.base.cells if c.fs.name == cell.fs.name)
             again = result_of(reboot(cell, chk.name, f"-confirm{booted}", base=True), k.base, base_cell, chk)
-            if again is not None and again.outcome != "error":
+            if again is not None and again.outcome != Outcome.ERROR:
                 failed = flaky.failed_keys(again)
                 for key, c in on_base.items():
                     c.failed, c.passed = c.failed + (key in failed), c.passed + (key not in failed)

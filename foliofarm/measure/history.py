@@ -23,9 +23,10 @@ from foliofarm.judge.catalogue import Check
 from foliofarm.judge.checks import judge_measurement
 from foliofarm.measure.cells import BOOT_LAYOUT, Context, Kernel, boot_append
 from foliofarm.results import schema
-from foliofarm.results.outcome import Outcome
+from foliofarm.results.schema import CheckResult
 from foliofarm.results.schema import Role
 from foliofarm.util import sha256_text, write_json
+from foliofarm.results.outcome import Outcome
 
 VERSION = 1
 # the run ids a history keeps (the last of them)
@@ -136,7 +137,7 @@ def known(ctx: Context, k: Kernel) -> dict[str, dict[str, flaky.Count]]:
     return {c.id: flaky.flaky_of(counts(doc, c.id)) for c in k.cells}
 
 
-def judged(o: Outcome, cell_id: str, known_flaky: dict[str, dict[str, flaky.Count]]) -> Outcome:
+def judged(o: CheckResult, cell_id: str, known_flaky: dict[str, dict[str, flaky.Count]]) -> CheckResult:
     """A first boot's outcome with the history's flaky results applied."""
     return flaky.apply(o, known_flaky.get(cell_id, {}), "this kernel's boots in the cache")
 
@@ -200,7 +201,7 @@ def record_flaky(ctx: Context, k: Kernel, per_boot: list[dict[str, dict[str, boo
 def _judged_flaky(got: schema.CheckResult, name: str) -> bool:
     """A failure of result ``name`` was judged flaky in ``got`` (its check)."""
     if got.name == name:
-        return got.outcome == "flaky"
-    return any(s.outcome == "flaky" and (name == f"{got.name}{flaky.SEP}{s.name}"
+        return got.outcome == Outcome.FLAKY
+    return any(s.outcome == Outcome.FLAKY and (name == f"{got.name}{flaky.SEP}{s.name}"
                                          or name.startswith(f"{got.name}{flaky.SEP}{s.name}{flaky.SEP}"))
                for s in got.subtests)

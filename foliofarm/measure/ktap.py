@@ -30,6 +30,7 @@ from types import ModuleType
 from typing import Any, Callable
 
 from foliofarm.intake import git
+from foliofarm.results.outcome import Status
 
 PARSER_KERNEL = "7.3"          # whose tools/testing/kunit parser judges KTAP
 PARSER_FILES = ("kunit_parser.py", "kunit_printer.py")
@@ -120,7 +121,7 @@ class Parsed:
     errors: list[str]            # what the parser found wrong with the output
 
 
-STATUS = {"SUCCESS": "pass", "FAILURE": "fail", "SKIPPED": "skip", "TEST_CRASHED": "crash",
+STATUS = {"SUCCESS": Status.PASS, "FAILURE": Status.FAIL, "SKIPPED": Status.SKIP, "TEST_CRASHED": "crash",
           "NO_TESTS": "crash", "FAILURE_TO_PARSE_TESTS": "crash"}
 TAP_VERSION = re.compile(r"^\s*(K?TAP version \d+)\s*$")
 PLAN = re.compile(r"^\s*1\.\.(\d+)\s*$")
@@ -235,8 +236,8 @@ def _pretty(command: str) -> str:
 
 def _result(t: Any, parser: ModuleType, errors: list[str], lines: list[str]) -> Result:
     status = STATUS.get(t.status.name, "crash")
-    reason = getattr(t, "skip_reason", "") if status == "skip" else ""
-    if status == "fail":
+    reason = getattr(t, "skip_reason", "") if status == Status.SKIP else ""
+    if status == Status.FAIL:
         reason = _directive(t.name, lines) or ""
     inner_lines = [ln[2:] if ln.startswith("# ") else ln[1:] if ln == "#" else ln for ln in t.log]
     inner: list[Result] = []
@@ -254,19 +255,19 @@ def _result(t: Any, parser: ModuleType, errors: list[str], lines: list[str]) -> 
         inner = [_inner(n, s, numbered.get(n)) for n, s in enumerate(sub.subtests, 1)]
         ran = [ln for ln in inner_lines if RESULT.match(ln)]
         plan = next((int(m.group(1)) for ln in inner_lines if (m := PLAN.match(ln))), None)
-        if plan is not None and len(ran) < plan and status == "fail":
+        if plan is not None and len(ran) < plan and status == Status.FAIL:
             reason = (reason + "; " if reason else "") + f"{len(ran)} of {plan} inner results"
     bail = [ln for ln in inner_lines if ln.startswith("Bail out!")]
-    if bail and status in ("fail", "crash"):
+    if bail and status in (Status.FAIL, "crash"):
         reason = (reason + "; " if reason else "") + bail[-1][:200]
     took = [int(m.group(1)) for ln in t.log if (m := TOOK.match(ln))]
     killed = [m.group(1) for ln in t.log if (m := TIMEOUT.match(ln))]
-    if killed and status == "fail":
+    if killed and status == Status.FAIL:
         reason = killed[-1] + (f" ({reason})" if reason else "")
     left_out = [m.group(1) for ln in t.log if (m := LEFT_OUT.match(ln))]
-    if left_out and status == "skip" and (not reason or left_out[-1].startswith(ELSEWHERE)):
+    if left_out and status == Status.SKIP and (not reason or left_out[-1].startswith(ELSEWHERE)):
         reason = left_out[-1]
-    if status == "skip" and not reason:
+    if status == Status.SKIP and not reason:
         reason = _own_skip(inner_lines, inner)
     return Result(t.name.strip(), status, reason.strip(), inner, took[-1] if took else None)
 
@@ -285,8 +286,8 @@ def _inner(n: int, t: Any, line: Any) -> Result:
         word, _, text = directive.partition(" ")
         name = text.strip() or directive
         if word.upper() == "XFAIL":
-            status, why = "xfail", "expected by the test"
-    elif not why and directive and status != "pass":
+            status, why = Status.XFAIL, "expected by the test"
+    elif not why and directive and status != Status.PASS:
         why = directive[4:].strip() if directive.upper().startswith("SKIP") else directive
     return Result(name or f"(unnamed #{n})", status, why)
 
@@ -298,7 +299,7 @@ def _own_skip(lines: list[str], inner: list[Result]) -> str:
     for ln in lines:
         if m := SKIP_PLAN.match(ln):
             return m.group(1).strip()
-    why = dict.fromkeys(i.reason or i.name for i in inner if i.status == "skip")
+    why = dict.fromkeys(i.reason or i.name for i in inner if i.status == Status.SKIP)
     return "; ".join(w for w in why if w and not w.startswith("(unnamed"))[:200]
 
 

@@ -15,6 +15,7 @@ from foliofarm.judge import compare
 from foliofarm.judge.catalogue import Check, is_own
 from foliofarm.results.schema import Milestone
 from foliofarm.results.writer import ResultsWriter
+from foliofarm.results.outcome import Verdict
 
 # The milestone's part name in results.json.
 OWN = "own checks"
@@ -45,7 +46,7 @@ class OwnVerdict:
             self.told = True
             rows = [r for r in compare.verdicts(doc) if r["check"].split(":")[0] in own]
             counts = dict(Counter(r["verdict"] for r in rows if not r.get("subtest_of")))
-            moved = sum(1 for r in rows if r.get("changed") and r["verdict"] in ("changed", "regression"))
+            moved = sum(1 for r in rows if r.get("changed") and r["verdict"] in (Verdict.CHANGED, Verdict.REGRESSION))
             w.add_milestone(Milestone(part=OWN, seconds=w.seconds(), checks=own, verdicts=counts,
                                       pending=rest, to_confirm=moved))
         told = ", ".join(f"{n} {v}" for v, n in sorted(counts.items()))

@@ -24,11 +24,12 @@ from foliofarm.measure.saved import digest, load_saved, new_saved, ranges_of
 from foliofarm.boot.session import Boot, BootPlan, check_timeout, run_boots
 from foliofarm.judge.catalogue import Check, Kind, is_own
 from foliofarm.judge.checks import console_outcome, judge_measurement
-from foliofarm.results.outcome import Outcome
+from foliofarm.results.schema import CheckResult
 from foliofarm.judge.noise import fold, noise_of, sample_figures
 from foliofarm.matrix import Cell
 from foliofarm.results.schema import BootEntry, Role
 from foliofarm.util import tmp_dir, write_json
+from foliofarm.results.outcome import Outcome
 
 # a cell's boot for its tree's checks (thpmaps, the selftests' cell part)
 TREE_SUFFIX = "-tree"
@@ -46,7 +47,7 @@ def parse_tests(ctx: Context, m: dict[str, Any]) -> dict[str, Any] | None:
             "parser": ctx.ktap_parser.name}
 
 
-def judge(ctx: Context, k: Kernel, cell: Cell, chk: Check, m: dict[str, Any]) -> Outcome:
+def judge(ctx: Context, k: Kernel, cell: Cell, chk: Check, m: dict[str, Any]) -> CheckResult:
     """Judge one measurement and keep its KTAP output and dump beside the results."""
     cdir = ctx.writer.cell_dir(cell)
     if "ktap" in m:
@@ -75,7 +76,7 @@ def base_timeouts(ctx: Context, k: Kernel) -> dict[tuple[str, str], float]:
         for c in cell.checks:
             secs = c.metrics.get("guest_seconds")
             chk = next((x for x in ctx.checks if x.name == c.name), None)
-            if chk is not None and isinstance(secs, (int, float)) and c.outcome != "error":
+            if chk is not None and isinstance(secs, (int, float)) and c.outcome != Outcome.ERROR:
                 out[(cell.fs, chk.name)] = check_timeout(chk, secs)
     return out
 

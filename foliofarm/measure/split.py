@@ -29,6 +29,7 @@ from typing import Any
 from foliofarm.boot import splat
 from foliofarm.measure.ktap import ELSEWHERE
 from foliofarm.judge.catalogue import Check, Kind
+from foliofarm.results.outcome import Status
 
 PAGE, CELL, RACE = "page", "cell", "race"
 
@@ -65,7 +66,7 @@ def page_parts(chk: Check) -> set[str]:
 
 
 def _here(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [r for r in results if not (r.get("status") == "skip"
+    return [r for r in results if not (r.get("status") == Status.SKIP
                                        and str(r.get("reason", "")).startswith(ELSEWHERE))]
 
 

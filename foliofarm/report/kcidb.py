@@ -166,8 +166,8 @@ class Submission:
                 check: CheckResult, t: Subtest) -> dict[str, Any]:
         misc: dict[str, Any] = {"outcome": t.outcome, "test": t.name, "inner": t.inner,
                                 **self.verdict_misc(cell, f"{check.name}: {t.name}")}
-        for key, value in (("reason", t.reason), ("failed", t.failed), ("flaky", t.flaky),
-                           ("flaky_failed", t.flaky_failed)):
+        for key, value in {"reason": t.reason, "failed": t.failed, "flaky": t.flaky,
+                           "flaky_failed": t.flaky_failed}.items():
             if value:
                 misc[key] = value
         out = {**common, "id": f"{base_id}.{path_part(t.name)}", "path": f"{path}.{path_part(t.name)}",

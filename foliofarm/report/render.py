@@ -8,6 +8,7 @@ import html
 import re
 
 from foliofarm.report.tables import Section
+from foliofarm.results.outcome import VERDICTS
 
 def _md_cell(text: str) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
@@ -54,8 +55,7 @@ pre{background:#f4f4f4;padding:.5em;overflow-x:auto}.v-regression,.v-build-broke
 .v-pass{background:#dfd}.v-skip,.v-xpass{background:#eee}"""
 
 # The words a table cell may be coloured by: the cell is exactly one of them.
-VERDICT_WORDS = {"pass", "regression", "build-broken", "flaky", "fixed", "fail", "error", "incomplete",
-                 "xfail", "changed", "skip", "xpass"}
+VERDICT_WORDS = set(VERDICTS)     # the outcomes are among them
 
 
 def _cell_class(value: str, numeric: bool, row_verdict: str | None, col: int) -> str:

@@ -8,7 +8,8 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from foliofarm.results.schema import Results, Verdict
+from foliofarm.results.schema import Results, VerdictRow
+from foliofarm.results.outcome import Outcome, Verdict
 
 # Figures shown in the cells table, per check.
 SUMMARY = {
@@ -29,8 +30,8 @@ SUMMARY = {
                   ("data_none_mapped_per_fault", "mapped {}"), ("exec_outside_vma", "outside {}")),
     "sparse-read": (("plain_first_without_ra", "stop@{}"), ("huge_first_without_ra", "huge stop@{}"),
                     ("huge_max_order", "huge order {}")),
-    "mm-selftests": (("pass", "pass {}"), ("fail", "fail {}"), ("skip", "skip {}"),
-                     ("xfail", "xfail {}")),
+    "mm-selftests": ((Outcome.PASS, "pass {}"), (Outcome.FAIL, "fail {}"), (Outcome.SKIP, "skip {}"),
+                     (Outcome.XFAIL, "xfail {}")),
 }
 
 
@@ -89,14 +90,14 @@ def narrow_table(doc: Results, names: list[str], id_width: int) -> Table:
     for cell in doc.cells:
         by_name = {c.name: c for c in cell.checks}
         ran = [by_name[n] for n in names if n in by_name]
-        passed = sum(c.outcome == "pass" for c in ran)
+        passed = sum(c.outcome == Outcome.PASS for c in ran)
         others = ", ".join(f"{c.name}: [{OUTCOME_COLOUR.get(c.outcome, 'white')}]{c.outcome}[/]"
-                           for c in ran if c.outcome != "pass")
+                           for c in ran if c.outcome != Outcome.PASS)
         table.add_row(cell.id, f"{passed}/{len(ran)}", others or "-")
     return table
 
 
-def changed_text(r: Verdict, limit: int = 6) -> str:
+def changed_text(r: VerdictRow, limit: int = 6) -> str:
     moved = r.changed
     parts = [f"{'!' if f.regression else ''}{f.metric} {f.base}->{f.series}" for f in moved[:limit]]
     if len(moved) > limit:
@@ -116,6 +117,6 @@ def print_verdicts(doc: Results, console: Console | None = None) -> None:
         table.add_column(col, no_wrap=col in widths, min_width=widths.get(col),
                          overflow="fold")
     for r in rows:
-        detail = changed_text(r) or ("same" if r.verdict == "pass" else r.series_reason[:120])
+        detail = changed_text(r) or ("same" if r.verdict == Verdict.PASS else r.series_reason[:120])
         table.add_row(r.cell, r.check, f"[{VERDICT_COLOUR.get(r.verdict, 'white')}]{r.verdict}[/]", detail)
     (console or Console()).print(table)

@@ -11,6 +11,7 @@ from typing import Any
 from foliofarm import matrix
 from foliofarm.judge.compare import FIGURES
 from foliofarm.results.schema import CheckResult, Results, Role
+from foliofarm.results.outcome import Outcome, Verdict
 
 Block = tuple  # ("p", text) | ("table", header, rows) | ("pre", text) | ("img", name, png, alt)
 
@@ -110,14 +111,14 @@ def changes_table(doc: Results) -> tuple[list[str], list[list[str]]]:
     out = []
     for r in doc.verdicts:
         moved = r.changed
-        if (r.verdict == "pass" and not moved) or r.quiet:
+        if (r.verdict == Verdict.PASS and not moved) or r.quiet:
             continue
         figs = "; ".join(f"{'!' if f.regression else ''}{f.metric} {fmt(f.base)} → "
                          f"{fmt(f.series)}{delta(f.delta)}" for f in moved[:12])
         if len(moved) > 12:
             figs += f"; ... {len(moved) - 12} more under Changed figures"
-        why = r.series_reason if r.verdict in ("regression", "fail", "build-broken", "error") \
-            else r.base_reason if r.verdict == "fixed" else ""
+        why = r.series_reason if r.verdict in (Verdict.REGRESSION, Verdict.FAIL, Verdict.BUILD_BROKEN, Verdict.ERROR) \
+            else r.base_reason if r.verdict == Verdict.FIXED else ""
         out.append([r.cell, r.check, r.verdict, f"{fmt(r.base)} → {fmt(r.series)}", figs, why or ""])
     return ["cell", "check", "verdict", "outcome",
             "figures: base → series (delta); ! moved the wrong way", "reason"], out
@@ -129,7 +130,7 @@ def changed_figures(doc: Results) -> tuple[list[str], list[list[str]]]:
     for r in doc.verdicts:
         for f in r.changed:
             rows.append([r.cell, r.check, f.metric, fmt(f.base), fmt(f.series), fmt(f.delta), fmt(f.noise),
-                         "regression" if f.regression else "changed"])
+                         Verdict.REGRESSION if f.regression else Verdict.CHANGED])
     return ["cell", "check", "figure", "base", "series", "delta", "noise", "judged"], rows
 
 
@@ -169,7 +170,7 @@ def flaky_table(doc: Results) -> tuple[list[str], list[list[str]]]:
     for cell in doc.cells:
         for c in cell.checks:
             for s in c.subtests:
-                if s.flaky and s.outcome == "xfail":
+                if s.flaky and s.outcome == Outcome.XFAIL:
                     rows.append([cell.kernel, f"{cell.page_size}-{cell.fs}", f"{c.name}: {s.name}", "-", "-",
                                  f"a known row: {s.reason}", "-", "-"])
     return ["kernel", "cell", "result", "failed (all boots)", "failed (this run)", "kind", "first seen",

@@ -11,7 +11,8 @@ import textwrap
 from typing import Any
 
 from foliofarm.report.tables import by_cell, check_names, columns, flaky_table, page_rank
-from foliofarm.results.schema import CheckResult, Results, Role, Verdict
+from foliofarm.results.schema import CheckResult, Results, Role, VerdictRow
+from foliofarm.results.outcome import Outcome, Verdict
 
 WIDTH = 72
 LABEL = 20          # the category column's text
@@ -20,6 +21,9 @@ CELL = 5            # each figure column's text ("100%")
 SIDE = {Role.BASE: "base", Role.SERIES: "after"}
 # Checks whose folio-size table is always shown; others only when they changed.
 ALWAYS = ("exec-text",)
+
+# verdicts whose why is the series side's reason
+SERIES_SAYS = (Verdict.REGRESSION, Verdict.BUILD_BROKEN, Verdict.ERROR, Verdict.FLAKY)
 
 
 def _wrap(text: str, indent: str = "", first: str | None = None) -> list[str]:
@@ -99,8 +103,8 @@ def _died_cells(doc: Results) -> dict[str, str]:
     return out
 
 
-def _group_died(rows: list[Verdict], died: dict[str, str]) -> dict[str, list[Verdict]]:
-    out: dict[str, list[Verdict]] = {}
+def _group_died(rows: list[VerdictRow], died: dict[str, str]) -> dict[str, list[VerdictRow]]:
+    out: dict[str, list[VerdictRow]] = {}
     for r in rows:
         if r.cell in died and not r.subtest_of:
             out.setdefault(r.cell, []).append(r)
@@ -111,7 +115,7 @@ def render(doc: Results) -> str:
     """report.txt: the run's verdicts and what moved, in plain text for a reply to the list."""
     # a selftest with nothing to say (skipped or failing the known way on both
     # sides) is counted in its check's row, not listed
-    notable = [r for r in doc.verdicts if (r.verdict != "pass" or r.changed) and not r.quiet]
+    notable = [r for r in doc.verdicts if (r.verdict != Verdict.PASS or r.changed) and not r.quiet]
     lines = _head(doc)
     died_lines, notable = _died(doc, notable)
     lines += died_lines + _notable(doc, notable)
@@ -149,7 +153,7 @@ def _head(doc: Results) -> list[str]:
     return lines
 
 
-def _died(doc: Results, notable: list[Verdict]) -> tuple[list[str], list[Verdict]]:
+def _died(doc: Results, notable: list[VerdictRow]) -> tuple[list[str], list[VerdictRow]]:
     """A cell whose kernel died booting on one side: one line for all its
     checks; the rows left to list one by one."""
     lines: list[str] = []
@@ -165,7 +169,7 @@ def _died(doc: Results, notable: list[Verdict]) -> tuple[list[str], list[Verdict
     return lines, notable
 
 
-def _notable(doc: Results, notable: list[Verdict]) -> list[str]:
+def _notable(doc: Results, notable: list[VerdictRow]) -> list[str]:
     """Each row that did not plainly pass, with the figures that moved."""
     lines: list[str] = []
     if notable:
@@ -179,9 +183,9 @@ def _notable(doc: Results, notable: list[Verdict]) -> list[str]:
                                f"{_v(f.series)}" + (f" ({'+' if delta > 0 else ''}{delta})"
                                                     if isinstance(delta, (int, float)) and delta else ""),
                                "      ", "    ")
-            if r.verdict in ("regression", "build-broken", "error", "flaky") and r.series_reason:
+            if r.verdict in SERIES_SAYS and r.series_reason:
                 lines += _wrap(r.series_reason[:600], "      ", "    ")
-            elif r.verdict in ("fail", "xfail") and r.base_reason:
+            elif r.verdict in (Verdict.FAIL, Verdict.XFAIL) and r.base_reason:
                 lines += _wrap("the base fails it too, the base's failure, not the series': "
                                + r.base_reason[:500], "      ", "    ")
         lines.append("")
@@ -193,7 +197,7 @@ def _notable(doc: Results, notable: list[Verdict]) -> list[str]:
 
 def _console_reports(doc: Results) -> list[str]:
     reports = [f"{cell.id}: {c.reason}" for cell in doc.cells for c in cell.checks
-               if c.name == "console" and c.outcome == "fail"]
+               if c.name == "console" and c.outcome == Outcome.FAIL]
     if not reports:
         return []
     lines = ["Kernel reports on the console:"]

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 from typing import Any
+from foliofarm.results.outcome import Outcome, Verdict
 
 
 def junit_class(name: str) -> str:
@@ -17,9 +18,9 @@ def junit_class(name: str) -> str:
 
 # Verdicts as test cases: which fail the run (failure), which are the farm's
 # own trouble (error), which are not a result (skipped).
-VERDICT_FAILURE = {"regression", "build-broken"}
-VERDICT_ERROR = {"error", "incomplete"}
-VERDICT_SKIPPED = {"skip", "xfail"}
+VERDICT_FAILURE = {Verdict.REGRESSION, Verdict.BUILD_BROKEN}
+VERDICT_ERROR = {Outcome.ERROR, Verdict.INCOMPLETE}
+VERDICT_SKIPPED = {Outcome.SKIP, Outcome.XFAIL}
 
 
 def junit_xml(doc: dict[str, Any]) -> str:
@@ -29,21 +30,21 @@ def junit_xml(doc: dict[str, Any]) -> str:
     for cell in doc["cells"]:
         checks = cell["checks"]
         suite = ET.SubElement(suites, "testsuite", name=cell["id"], tests=str(len(checks)),
-                              failures=str(sum(c["outcome"] == "fail" for c in checks)),
-                              errors=str(sum(c["outcome"] == "error" for c in checks)),
-                              skipped=str(sum(c["outcome"] in ("skip", "xfail") for c in checks)),
+                              failures=str(sum(c["outcome"] == Outcome.FAIL for c in checks)),
+                              errors=str(sum(c["outcome"] == Outcome.ERROR for c in checks)),
+                              skipped=str(sum(c["outcome"] in (Outcome.SKIP, Outcome.XFAIL) for c in checks)),
                               time=_seconds(sum(_guest_seconds(c) for c in checks)))
         for c in checks:
             case = ET.SubElement(suite, "testcase", classname=junit_class(cell["id"]), name=c["name"],
                                  time=_seconds(_guest_seconds(c)))
             msg = c.get("reason") or c["outcome"]
-            if c["outcome"] == "fail":
+            if c["outcome"] == Outcome.FAIL:
                 ET.SubElement(case, "failure", message=msg).text = msg
-            elif c["outcome"] == "error":
+            elif c["outcome"] == Outcome.ERROR:
                 ET.SubElement(case, "error", message=msg).text = c.get("excerpt", msg)
-            elif c["outcome"] in ("skip", "xfail"):
+            elif c["outcome"] in (Outcome.SKIP, Outcome.XFAIL):
                 ET.SubElement(case, "skipped", message=f"{c['outcome']}: {msg}")
-            elif c["outcome"] == "flaky":
+            elif c["outcome"] == Outcome.FLAKY:
                 # passed in some boots, failed in others: surefire's rerun
                 # element, which Jenkins' JUnit plugin shows as flaky
                 ET.SubElement(case, "flakyFailure", message=msg).text = msg

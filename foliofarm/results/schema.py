@@ -11,12 +11,13 @@ from __future__ import annotations
 import enum
 import json
 from pathlib import Path
-from typing import Any, Literal, Optional, Union
+from typing import Any, Optional, Union
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from foliofarm.datafiles import describe
 from foliofarm.errors import UsageError
+from foliofarm.results.outcome import Outcome, Verdict
 
 SCHEMA_VERSION = 1
 
@@ -26,8 +27,6 @@ Number = Union[int, float]
 # where the guest could not measure it. Structured output is not a figure: it
 # has a typed field of its own (a cross-check's rows, a selftests run's tests).
 Figure = Union[None, bool, int, float, str, dict[str, Number], list[Optional[Number]]]
-# flaky: failed in some boots of the kernel and passed in others (judge/flaky.py)
-OUTCOMES = ("pass", "fail", "xfail", "xpass", "skip", "error", "flaky")
 
 
 class Role(enum.StrEnum):
@@ -43,7 +42,7 @@ class Part(BaseModel):
 
 class Subtest(Part):
     name: str
-    outcome: Literal[OUTCOMES]           # type: ignore[valid-type]
+    outcome: Outcome
     reason: str = ""
     inner: dict[str, int] = {}
     seconds: Optional[Number] = None
@@ -63,8 +62,10 @@ class CrossCheckRow(Part):
 
 
 class CheckResult(Part):
+    """One check's result on one cell: the judge makes it (``result``), the
+    writer records it, the reader gives it back."""
     name: str
-    outcome: Literal[OUTCOMES]           # type: ignore[valid-type]
+    outcome: Outcome
     reason: str = ""
     metrics: dict[str, Figure]
     excerpt: str = ""
@@ -75,6 +76,13 @@ class CheckResult(Part):
     # it was one again (False: judged "flaky"), and what the second boots found
     confirmed: Optional[bool] = None
     again: str = ""
+
+    def written(self) -> dict[str, Any]:
+        """As results.json holds it: what was given, defaults left out but for
+        the four fields every result has (its name, outcome, reason, figures)."""
+        out = self.model_dump(exclude_defaults=True, warnings=False)   # the writer checks it after
+        return {"name": self.name, "outcome": self.outcome, "reason": self.reason,
+                "metrics": self.metrics, **out}
 
 
 class CellResult(Part):
@@ -219,19 +227,19 @@ class Moved(FigurePair):
     guards: str = ""
 
 
-VERDICTS = ("pass", "changed", "regression", "flaky", "fixed", "fail", "xfail", "xpass", "skip", "error",
-            "incomplete", "build-broken")
+# a selftest's verdicts that are no news of their own
+QUIET = (Verdict.PASS, Verdict.SKIP, Verdict.XFAIL)
 
 
-class Verdict(Part):
+class VerdictRow(Part):
     """One check (or one test of a selftests check) on one cell, base against
     series: judged again from the cells whenever the document is read."""
     page_size: str
     fs: str
     check: str
-    verdict: str
-    base: Optional[str] = None
-    series: Optional[str] = None
+    verdict: Verdict
+    base: Optional[Outcome] = None
+    series: Optional[Outcome] = None
     base_reason: str = ""
     series_reason: str = ""
     figures: list[FigurePair] = []
@@ -246,7 +254,7 @@ class Verdict(Part):
     def quiet(self) -> bool:
         """A selftest's row with nothing to say (passed, skipped or failed for a
         known reason on both sides): left out of tables, counted in its check's row."""
-        return bool(self.subtest_of) and self.verdict in ("pass", "skip", "xfail") and not self.changed
+        return bool(self.subtest_of) and self.verdict in QUIET and not self.changed
 
 
 class FlakyResult(Part):
@@ -310,7 +318,7 @@ class Results(Part):
     shard_commands: list[list[str]] = Field(default_factory=list)
     machine: dict[str, Union[str, int, float]] = Field(default_factory=dict)
     # judged again from the cells whenever a document is read (report.readback)
-    verdicts: list[Verdict] = Field(default_factory=list)
+    verdicts: list[VerdictRow] = Field(default_factory=list)
 
 
 class ResultsError(UsageError):
@@ -328,15 +336,6 @@ def upgrade(doc: dict[str, Any]) -> dict[str, Any]:
             if isinstance(metrics, dict) and isinstance(metrics.get("rows"), list) and "rows" not in c:
                 c["rows"] = metrics.pop("rows")
     return doc
-
-
-def check_entry(entry: dict[str, Any]) -> str:
-    """"" if ``entry`` is a check's result the reader admits, else what is wrong."""
-    try:
-        CheckResult.model_validate(entry)
-    except ValidationError as exc:
-        return describe(exc)
-    return ""
 
 
 def check(doc: Any, where: str) -> dict[str, Any]:

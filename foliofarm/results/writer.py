@@ -10,13 +10,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from foliofarm.results.outcome import Outcome
 from foliofarm.matrix import Cell, filesystems, page_sizes
-from foliofarm.results import schema
+from foliofarm.results import judged, schema
 from foliofarm.errors import InfraError
 from foliofarm.results.junit import junit_xml
 from foliofarm.results.schema import SCHEMA_VERSION
 from foliofarm.util import write_atomic, write_json
+from foliofarm.results.outcome import Outcome
 
 # Tests set this: every write of results.json is read back through the
 # reader's schema, not only the last.
@@ -74,27 +74,27 @@ class ResultsWriter:
             self.doc["cells"].append(entry)
             return entry
 
-    def record(self, cell: Cell, outcome: Outcome, excerpt: str = "", flush: bool = True) -> None:
+    def record(self, cell: Cell, outcome: schema.CheckResult, excerpt: str = "", flush: bool = True) -> None:
         """Add a check's result. It is checked against the reader's schema
         first: a result the reader would refuse (a fault of the farm, not of the
         kernel) is kept beside the results as it was, and recorded as an error
         that says so, so the document stays readable and the run goes on."""
         with self.lock:
-            entry = outcome.as_dict()
+            entry = outcome.written()
             if excerpt:
                 entry["excerpt"] = excerpt
-            wrong = schema.check_entry(entry)
+            wrong = judged.check_entry(entry)
             if wrong:
                 kept = self.cell_dir(cell) / f"{outcome.name}.refused.json"
                 write_json(kept, entry)
-                entry = {"name": outcome.name, "outcome": "error", "metrics": {},
+                entry = {"name": outcome.name, "outcome": Outcome.ERROR, "metrics": {},
                          "reason": f"foliofarm wrote a result its own results schema refuses "
                                    f"({wrong}); the result as written: {kept}"}
             self._cell(cell)["checks"].append(entry)
             if flush:
                 self.flush()
 
-    def rerecord(self, cell: Cell, outcome: Outcome, flush: bool = True) -> None:
+    def rerecord(self, cell: Cell, outcome: schema.CheckResult, flush: bool = True) -> None:
         """Put ``outcome`` in place of the check's recorded result (judged
         again with what a later boot told: judge/flaky.py), its excerpt kept."""
         with self.lock:

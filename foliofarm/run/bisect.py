@@ -34,6 +34,7 @@ from foliofarm.paths import ROOT, cache_dir
 from foliofarm.run import child
 from foliofarm.run.shell import parse_cell
 from foliofarm.util import write_atomic, write_json
+from foliofarm.results.outcome import Outcome, Verdict
 
 GOOD, BAD, SKIP, ABORT = 0, 1, 125, 128
 
@@ -57,17 +58,17 @@ def measure(state: dict[str, Any], commit: str, label: str,
                            "seconds": round(time.monotonic() - t0, 1), "results": str(out / "latest"),
                            "log": str(log)}
     if doc is None:
-        return {**rec, "verdict": "error", "reason": f"the farm run left no results (exit {rc})"}
+        return {**rec, "verdict": Verdict.ERROR, "reason": f"the farm run left no results (exit {rc})"}
     if any(k.build_failed for k in doc.kernels):
-        return {**rec, "verdict": "skip", "reason": "does not build"}
+        return {**rec, "verdict": Verdict.SKIP, "reason": "does not build"}
     by = {c.name: c for c in (doc.cells[0].checks if doc.cells else [])}
     found = by.get(state["check"])
-    if found is None or found.outcome == "error":
-        return {**rec, "verdict": "error", "reason": found.reason if found else "not measured"}
+    if found is None or found.outcome == Outcome.ERROR:
+        return {**rec, "verdict": Verdict.ERROR, "reason": found.reason if found else "not measured"}
     chk = found.model_dump()
     rec.update(outcome=chk["outcome"], reason=chk["reason"], metrics=chk["metrics"])
     console = by.get("console")
-    if chk["outcome"] in ("fail", "xfail") or (console is not None and console.outcome == "fail"):
+    if chk["outcome"] in (Outcome.FAIL, Outcome.XFAIL) or (console is not None and console.outcome == Outcome.FAIL):
         return {**rec, "verdict": "bad", "why": chk["reason"] or (console.reason if console else "")}
     if state.get("good_metrics") is not None:
         moved = figures.compare(state["check"], state["good_metrics"], chk["metrics"], None)

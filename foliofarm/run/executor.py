@@ -20,7 +20,7 @@ from foliofarm.report import plots
 from foliofarm.errors import BuildError, FarmError
 from foliofarm.measure import ktap
 from foliofarm.intake import source
-from foliofarm.results.outcome import Outcome
+from foliofarm.results.judged import result
 from foliofarm.kernel.build import Artifacts, Builder
 from foliofarm.kernel.kconfig import extra_fragment
 from foliofarm.matrix import Cell
@@ -28,6 +28,7 @@ from foliofarm.run.plan import Build, RunOptions, Step
 from foliofarm.results.schema import KernelEntry, Role
 from foliofarm.results.writer import ResultsWriter
 from foliofarm.util import no_status, settle
+from foliofarm.results.outcome import Outcome
 
 # One page size's build: the artifacts and their initramfs, or what stopped it.
 Built = tuple[Artifacts | None, Path | None, FarmError | None]
@@ -277,5 +278,5 @@ class Executor:
     def _error_cells(self, of: list[Cell], message: str) -> None:
         for cell in of:
             for chk in self.opts.checks:
-                self.writer.record(cell, Outcome(chk.name, "error", message))
+                self.writer.record(cell, result(chk.name, Outcome.ERROR, message))
         self.log(message, "red")

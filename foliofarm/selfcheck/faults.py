@@ -35,6 +35,7 @@ from foliofarm.paths import ROOT, cache_dir
 from foliofarm.results.schema import Results
 from foliofarm.run import child
 from foliofarm.util import write_json
+from foliofarm.results.outcome import Outcome
 
 SCOPE = ["--kernel", "debian:7.3", "--page-sizes", "4k", "--fs", "xfs", "--checks", "exec-text,mmap-miss"]
 QEMU_NAME = "qemu-system-aarch64"
@@ -112,8 +113,8 @@ def recovers(a: Attempt, work: Path, args: list[str] | None = None) -> bool:
     doc = p.doc()
     outcomes = [c.outcome for cell in doc.cells for c in cell.checks] if doc else []
     verdicts = [r.verdict for r in doc.verdicts] if doc else []
-    ok = p.code == 0 and outcomes and all(o == "pass" for o in outcomes) \
-        and all(v == "pass" for v in verdicts)
+    ok = p.code == 0 and outcomes and all(o == Outcome.PASS for o in outcomes) \
+        and all(v == Outcome.PASS for v in verdicts)
     return a.note(bool(ok), f"next run exit {p.code}, outcomes {sorted(set(outcomes))}"
                   + (f", verdicts {sorted(set(verdicts))}" if verdicts else ""))
 
@@ -214,7 +215,7 @@ def qemu_killed(a: Attempt, work: Path) -> None:
     reasons = [c.reason for cell in doc.cells for c in cell.checks] if doc else []
     outcomes = [c.outcome for cell in doc.cells for c in cell.checks] if doc else []
     ok = a.note(p.code == 3, f"exit {p.code} (3: could not finish)")
-    ok &= a.note("fail" not in outcomes, f"no verdict on the kernel from it: {sorted(set(outcomes))}")
+    ok &= a.note(Outcome.FAIL not in outcomes, f"no verdict on the kernel from it: {sorted(set(outcomes))}")
     ok &= a.note(any("killed by signal 9" in r for r in reasons), "says QEMU was killed")
     ok &= no_traceback(a, p)
     a.survived = ok and recovers(a, work)
@@ -231,7 +232,7 @@ def damaged(what: str, damage: Callable[[], Path | None], expect: str,
         p = farm(args or SCOPE, work / "run")
         doc = p.doc()
         outcomes = [c.outcome for cell in doc.cells for c in cell.checks] if doc else []
-        ok = a.note(p.code == 0 and outcomes and all(o == "pass" for o in outcomes),
+        ok = a.note(p.code == 0 and outcomes and all(o == Outcome.PASS for o in outcomes),
                     f"run over it: exit {p.code}, outcomes {sorted(set(outcomes))}")
         ok &= a.note(said(p.out, expect), f"said: {expect}")
         a.survived = bool(ok) and no_traceback(a, p)

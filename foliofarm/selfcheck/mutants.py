@@ -27,16 +27,17 @@ from rich.table import Table
 
 from foliofarm.judge import catalogue
 from foliofarm.paths import ROOT
-from foliofarm.results.schema import CheckResult, Results, Verdict
+from foliofarm.results.schema import CheckResult, Results, VerdictRow
 from foliofarm.run import child
 from foliofarm.util import write_json
+from foliofarm.results.outcome import Verdict
 
 MUTANTS = ROOT / "tests" / "mutants"
 BENIGN = (ROOT / "examples" / "series" / "benign.mbox",
           ROOT / "examples" / "series" / "benign-offpath.mbox")
-CAUGHT = {"regression", "build-broken"}
+CAUGHT = {Verdict.REGRESSION, Verdict.BUILD_BROKEN}
 # Verdicts that say "this cell changed": wrong in a cell the mutant does not name.
-REPORTED = {"regression", "build-broken", "changed", "error", "incomplete"}
+REPORTED = {Verdict.REGRESSION, Verdict.BUILD_BROKEN, Verdict.CHANGED, Verdict.ERROR, Verdict.INCOMPLETE}
 # A sample for `make test`: one mutant per kind of catch (a figure inside the
 # bounds, a taint, a hang, a boot crash), cheap to rebuild.
 SAMPLE = ("exec-window-past-vma-end", "warn-exec-order-zero", "hang-64k-xfs-exec")
@@ -89,7 +90,7 @@ def judge(doc: Results, exit_status: int, mutant: Mutant | None, all_cells: list
     benign series, which names nothing)."""
     name = mutant.name if mutant else "benign"
     out = MutantRun(name, mutant.cells if mutant else [], exit_status, 0.0)
-    by_cell: dict[str, list[Verdict]] = {}
+    by_cell: dict[str, list[VerdictRow]] = {}
     for r in doc.verdicts:
         by_cell.setdefault(r.cell, []).append(r)
     for cell in all_cells:

@@ -19,13 +19,14 @@ from foliofarm.results import schema
 from foliofarm.results.read import read
 from foliofarm.run import child
 from foliofarm.util import kill_group
+from foliofarm.results.outcome import NEWS, Verdict
 
 # How a run ended, for the watcher.
 JUDGED, NOT_APPLIED, NOT_BUILT, INFRA = "judged", "not-applied", "not-built", "infra"
 TIMED_OUT = "timed-out"          # stopped at the run's limit: not tried again
 # Worst first: a page size's verdict is the worst of its cells' checks.
-SEVERITY = ("build-broken", "regression", "error", "incomplete", "changed", "fail", "flaky", "xpass",
-            "fixed", "xfail", "pass", "skip")
+SEVERITY = (Verdict.BUILD_BROKEN, Verdict.REGRESSION, Verdict.ERROR, Verdict.INCOMPLETE, Verdict.CHANGED,
+            Verdict.FAIL, Verdict.FLAKY, Verdict.XPASS, Verdict.FIXED, Verdict.XFAIL, Verdict.PASS, Verdict.SKIP)
 # How the farm names a message of the series folder the watcher writes (loop.patch_folder).
 SERIES_FILE = re.compile(r"\b\d{4}\.eml\b|\bv\d+-[\w.-]*")
 
@@ -142,7 +143,6 @@ def tested(rc: int, results: Path, log: Path) -> Tested:
 
 
 # Verdicts that are news for the author: worth a mail when [reply] when = "news".
-NEWS = ("build-broken", "regression", "changed")
 
 
 def news(run_dir: Path) -> list[str]:
