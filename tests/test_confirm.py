@@ -12,6 +12,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from foliofarm.judge.measurement import Measurement
 from foliofarm.measure import confirm
 from foliofarm.measure.cells import Context, Kernel
 from foliofarm.boot.splat import scan
@@ -64,7 +65,7 @@ def setup(tmp_path):
 
 
 def dump(text):
-    return {"kind": Kind.DUMP, "dump": text}
+    return Measurement(kind=Kind.DUMP, dump=text)
 
 
 def exit_status(w):
@@ -118,7 +119,7 @@ def test_a_regression_the_second_boot_does_not_repeat_is_flaky_and_no_news(tmp_p
 def test_a_second_boot_that_cannot_tell_leaves_the_regression_standing(tmp_path):
     w, ctx, base, series, said = setup(tmp_path)
     confirm.series(ctx, series, lambda c, k, label, pairs: Again(
-        {"ext4/exec-text": {"kind": Kind.ERROR, "reason": "guest hung before the shell"}}
+        {"ext4/exec-text": Measurement(kind=Kind.ERROR, reason="guest hung before the shell")}
         if k is series else {"ext4/exec-text": dump(BASE_DUMP)}))
     assert verdict(w) == "regression"
     assert "stands: the second boot could not tell" in recorded(ctx, series.cells[0], "exec-text")["again"]

@@ -11,6 +11,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from foliofarm.judge.measurement import Measurement
 from foliofarm.cli import main
 from foliofarm.intake import source
 from foliofarm.judge import catalogue, compare, flaky
@@ -56,9 +57,8 @@ def boot(ctx, k, console):
     """One boot's measurements, every cell's selftests run as that console printed it."""
     out = {}
     for cell in k.cells:
-        m = {"kind": Kind.KTAP, "ktap": console, "seconds": 2.0}
-        m["tests"] = passes.parse_tests(ctx, m)
-        out[f"{cell.fs.name}/mm-selftests"] = m
+        m = Measurement(kind=Kind.KTAP, ktap=console, seconds=2.0)
+        out[f"{cell.fs.name}/mm-selftests"] = m.model_copy(update={"tests": passes.parse_tests(ctx, m)})
     return out
 
 

@@ -23,6 +23,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from foliofarm import report
 from foliofarm.results import schema
 from foliofarm.results.outcome import OUTCOMES
+from foliofarm.judge.measurement import Measurement
 from foliofarm.intake import series
 from foliofarm.intake import source
 from foliofarm.kernel.build import Builder
@@ -212,8 +213,8 @@ def test_fuzz_selftests_ktap_and_judging(data):
     give outcomes the schema takes, never a traceback."""
     counted("selftests KTAP (kernel's parser) and judging")
     run = ktap.parse(data.decode("utf-8", "replace"), kunit_parser())
-    m = {"kind": "ktap", "tests": {"results": [r.as_dict() for r in run.results],
-                                   "complete": run.complete}}
+    m = Measurement.model_validate({"kind": "ktap", "tests": {"results": [r.as_dict() for r in run.results],
+                                                              "complete": run.complete}})
     out = checks.judge_measurement(catalogue.by_name()["mm-selftests"], m, "7.3", "16k", "xfs")
     schema.CheckResult.model_validate(out.written())
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from foliofarm.judge.measurement import Measurement
 from foliofarm.results import schema
 from foliofarm.intake import source
 from foliofarm.measure import ktap
@@ -74,7 +75,8 @@ def parsed_tests(parser, text):
 
 
 def measurement(parser, text):
-    return {"kind": "ktap", "ktap": text, "tests": parsed_tests(parser, text), "seconds": 1.0}
+    return Measurement.model_validate({"kind": "ktap", "ktap": text, "tests": parsed_tests(parser, text),
+                                       "seconds": 1.0})
 
 
 def test_judged_per_test_with_known_failures(parser, monkeypatch):
@@ -109,7 +111,8 @@ def test_judged_per_test_with_known_failures(parser, monkeypatch):
 def test_a_crash_keeps_the_tests_before_it(parser):
     lines = (DATA / "shape-run_vmtests.txt").read_text().splitlines()
     cut = "\n".join(lines[:lines.index("# [RUN] thing")]) + "\n"
-    m = {"kind": "crash", "reason": "guest died during mm-selftests", "tests": parsed_tests(parser, cut)}
+    m = Measurement.model_validate({"kind": "crash", "reason": "guest died during mm-selftests",
+                                    "tests": parsed_tests(parser, cut)})
     out = judge_measurement(catalogue.by_name()["mm-selftests"], m, "7.3", "4k", "ext4")
     assert out.outcome == "fail" and "guest died" in out.reason
     assert {s.name: s.outcome for s in out.subtests} == {
@@ -118,7 +121,7 @@ def test_a_crash_keeps_the_tests_before_it(parser):
 
 def test_unparsed_or_empty_runs_are_errors(parser):
     chk = catalogue.by_name()["mm-selftests"]
-    assert judge_measurement(chk, {"kind": "ktap", "ktap": "x"}, "7.3", "4k", "ext4").outcome == "error"
+    assert judge_measurement(chk, Measurement(kind="ktap", ktap="x"), "7.3", "4k", "ext4").outcome == "error"
     out = judge_measurement(chk, measurement(parser, "nothing here"), "7.3", "4k", "ext4")
     assert out.outcome == "error"
 

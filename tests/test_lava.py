@@ -129,23 +129,23 @@ def test_the_drivers_frames_read_back_as_a_measurement(tmp_path):
     assert lines[-1] == "FOLIOFARM-RESULT exec-text pass"
     records = log.entries(as_log(lines, tmp_path / "lava.log"))
     m = framed.measurement(log.console(records), by_name()["exec-text"], None)
-    assert m["kind"] == Kind.DUMP and m["dump"] == text and "ok 1 exec-text" in m["ktap"]
-    assert m["splats"] == [] and m["taint_mask"] == 0
+    assert m.kind == Kind.DUMP and m.dump == text and "ok 1 exec-text" in m.ktap
+    assert m.splats == [] and m.taint_mask == 0
 
 
 def test_a_failing_program_and_a_crash_read_back_as_the_farm_judges_them(tmp_path):
     lines = drive(tmp_path, "mmap-miss", "echo 'not ok 1 mmap-miss'\nexit 3\n", None)
     assert lines[-1] == "FOLIOFARM-RESULT mmap-miss fail"
     m = framed.measurement(lines, by_name()["mmap-miss"], None)
-    assert m["kind"] == Kind.ERROR and "exited 3" in m["reason"]
+    assert m.kind == Kind.ERROR and "exited 3" in m.reason
     # the log ends inside a check: the kernel died there
     cut = lines[:2] + ["[   99.1] Internal error: Oops: 0000000096000004 [#1] SMP"]
     m = framed.measurement(cut, by_name()["mmap-miss"], None)
-    assert m["kind"] == Kind.CRASH and m["splats"]
+    assert m.kind == Kind.CRASH and m.splats
     assert judge_measurement(by_name()["mmap-miss"], m, "7.3", "4k", "xfs").outcome == "fail"
     # a check that never started
     m = framed.measurement(lines, by_name()["exec-text"], None)
-    assert m["kind"] == Kind.ERROR and "never started" in m["reason"]
+    assert m.kind == Kind.ERROR and "never started" in m.reason
 
 
 def test_a_damaged_dump_in_the_log_is_refused(tmp_path):

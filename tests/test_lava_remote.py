@@ -124,14 +124,14 @@ def test_a_complete_jobs_log_is_read_as_the_farms_own_boot(tmp_path):
     assert boot.error is None and boot.banner["page_size"] == "4096"
     assert boot.lab_job == "http://lab/scheduler/job/12" and boot.device == "qemu-w2"
     assert [chk.name for _, chk, _ in measured] == ["exec-text", "mmap-miss"]
-    assert all(m["kind"] != Kind.ERROR for _, _, m in measured), measured
+    assert all(m.kind != Kind.ERROR for _, _, m in measured), measured
     assert reports == []
     # the same log offered as a 16K cell's: the guest says otherwise, every check an error
     c16 = Cell(matrix.page_sizes()["16k"], matrix.filesystems()["ext4"], "7.3")
     measured, boot, _ = remote.read_job(read("complete.lava.log.gz", tmp_path), job, "u", "x.log",
                                         c16, pairs(c16), 1)
     assert "page size 4096, expected 16384" in boot.error
-    assert {m["kind"] for _, _, m in measured} == {Kind.ERROR}
+    assert {m.kind for _, _, m in measured} == {Kind.ERROR}
 
 
 def test_a_large_image_goes_packed_with_zstd_and_unpacks_to_itself(tmp_path, monkeypatch):

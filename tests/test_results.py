@@ -154,13 +154,18 @@ def test_saved_measurements_are_reused_only_whole(tmp_path):
                   log=lambda m, s=None: said.append(m), status=None)
     k = Kernel(arts=None, initrd=None, cells=[cell()], disks={}, kernel_xy="7.3", side=None)
     path = tmp_path / "saved.json"
+    from foliofarm.judge.measurement import Measurement
     saved = {"run_id": "r1", "measurements": {"xfs/exec-text": {"kind": "dump", "dump": "x"}}}
     saved["sha256"] = saving.digest(saved)
     path.write_text(json.dumps(saved))
-    assert load_saved(ctx, path, k) == saved and said == []
+    got = load_saved(ctx, path, k)
+    assert got["measurements"] == {"xfs/exec-text": Measurement(kind="dump", dump="x")} and said == []
+    foreign = {"run_id": "r1", "measurements": {"xfs/exec-text": {"kind": "dump", "dump": "x", "dupm": "y"}}}
+    foreign["sha256"] = saving.digest(foreign)
     for damage in (json.dumps(saved)[:40],                                   # truncated
                    json.dumps(saved).replace('"x"', '"y"'),                   # edited
-                   json.dumps({**saved, "measurements": {}})):                # incomplete
+                   json.dumps({**saved, "measurements": {}}),                 # incomplete
+                   json.dumps(foreign)):                                      # not a measurement of ours
         path.write_text(damage)
         assert load_saved(ctx, path, k) is None
         assert not path.exists() and "damaged or incomplete" in said[-1]
@@ -177,15 +182,16 @@ def test_a_fresh_boot_keeps_the_one_it_replaces_as_the_noise_sample(tmp_path):
     ctx = Context(writer=None, cache=tmp_path, checks=[chk], accel="tcg", boot_timeout=300,
                   log=lambda m, s=None: None, status=None)
     k = Kernel(arts=None, initrd=None, cells=[cell()], disks={}, kernel_xy="7.3", side=None)
-    first = saving.new_saved("r1", "boots", {"xfs/exec-text": {"kind": "dump", "dump": "a"}}, None)
+    from foliofarm.judge.measurement import Measurement
+    first = saving.new_saved("r1", "boots", {"xfs/exec-text": Measurement(kind="dump", dump="a")}, None)
     assert "repeat" not in first
-    second = saving.new_saved("r2", "boots", {"xfs/exec-text": {"kind": "dump", "dump": "b"}}, first)
+    second = saving.new_saved("r2", "boots", {"xfs/exec-text": Measurement(kind="dump", dump="b")}, first)
     assert second["repeat"] == first["measurements"] and second["repeat_run_id"] == "r1"
     second["sha256"] = saving.digest(second)
     path = tmp_path / "saved.json"
-    path.write_text(json.dumps(second))
-    assert load_saved(ctx, path, k)["repeat"]["xfs/exec-text"]["dump"] == "a"
-    path.write_text(json.dumps(second).replace('"dump": "a"', '"dump": "c"'))
+    path.write_text(json.dumps(saving.kept(second)))
+    assert load_saved(ctx, path, k)["repeat"]["xfs/exec-text"].dump == "a"
+    path.write_text(json.dumps(saving.kept(second)).replace('"dump": "a"', '"dump": "c"'))
     assert load_saved(ctx, path, k) is None
 
 

@@ -66,21 +66,21 @@ def test_a_warn_fails_the_check_that_ran_and_names_taint_and_line(tmp_path):
     c = cells()
     ok, warn = fake(tmp_path, "quiet", "ok"), fake(tmp_path, "warns", "warn")
     got, boots = run(plan(tmp_path, [(c["xfs"], ok), (c["xfs"], warn), (c["ext4"], ok)]))
-    assert [(cid, name, m["kind"]) for cid, name, m in got] == [
+    assert [(cid, name, m.kind) for cid, name, m in got] == [
         ("4k-xfs-7.3", "quiet", "dump"), ("4k-xfs-7.3", "warns", "dump"), ("4k-ext4-7.3", "quiet", "dump")]
     quiet, warned, after = (m for _, _, m in got)
-    assert quiet["taint"] == "" and quiet["splats"] == []
-    assert warned["taint"] == "W"
+    assert quiet.taint == "" and quiet.splats == []
+    assert warned.taint == "W"
     line = next(ln for ln in WARN_73.read_text().splitlines() if ln.startswith("WARNING: "))
-    assert warned["splats"] == [f"warning: {line}"]
+    assert warned.splats == [f"warning: {line}"]
     # the WARN taint stays set, but a later check is not blamed for it
-    assert after["taint"] == "" and after["splats"] == []
+    assert after.taint == "" and after.splats == []
     assert len(boots) == 1 and not boots[0].error
     # judged as exec-text on a real dump whose figures pass: the WARN fails it
     exec_text = catalogue.by_name()["exec-text"]
     dump = (DATA / "dumps" / "4k-xfs-7.3.exec-text.dump").read_text()
-    assert judge_measurement(exec_text, {**quiet, "dump": dump}, "7.3", "4k", "xfs").outcome == "pass"
-    out = judge_measurement(exec_text, {**warned, "dump": dump}, "7.3", "4k", "xfs")
+    assert judge_measurement(exec_text, quiet.model_copy(update={"dump": dump}), "7.3", "4k", "xfs").outcome == "pass"
+    out = judge_measurement(exec_text, warned.model_copy(update={"dump": dump}), "7.3", "4k", "xfs")
     assert out.outcome == "fail"
     assert "kernel tainted W" in out.reason and line in out.reason
 
@@ -91,11 +91,11 @@ def test_a_hang_costs_its_check_and_the_rest_run_on_a_fresh_boot(tmp_path):
     p = plan(tmp_path, [(c["xfs"], ok), (c["xfs"], hang), (c["xfs"], ok), (c["erofs"], ok)],
              timeouts={("xfs", "hangs"): 3})
     got, boots = run(p)
-    kinds = [(cid, name, m["kind"]) for cid, name, m in got]
+    kinds = [(cid, name, m.kind) for cid, name, m in got]
     assert kinds == [("4k-xfs-7.3", "quiet", "dump"), ("4k-xfs-7.3", "hangs", "crash"),
                      ("4k-xfs-7.3", "quiet", "dump"), ("4k-erofs-7.3", "quiet", "dump")]
     hung = got[1][2]
-    assert hung["ended_boot"] and "did not finish within 3s" in hung["reason"]
+    assert hung.ended_boot and "did not finish within 3s" in hung.reason
     assert [b.attempt for b in boots] == [1, 2]
     assert boots[0].ended_by == "xfs/hangs" and not boots[1].error
     # the host's load, at the shell and at the end of each boot
@@ -108,9 +108,9 @@ def test_a_guest_that_dies_without_a_kernel_report_is_an_error_not_a_verdict(tmp
     c = cells()
     got, boots = run(plan(tmp_path, [(c["xfs"], fake(tmp_path, "dies", "die")),
                                      (c["ext4"], fake(tmp_path, "quiet", "ok"))]))
-    assert [m["kind"] for _, _, m in got] == ["error", "dump"]
+    assert [m.kind for _, _, m in got] == ["error", "dump"]
     # QEMU killed from outside (here the stand-in, by SIGKILL): the host's doing, said so
-    assert "killed by signal 9" in got[0][2]["reason"], got[0][2]["reason"]
+    assert "killed by signal 9" in got[0][2].reason, got[0][2].reason
     assert judge_measurement(fake(tmp_path, "dies", "die"), got[0][2], "7.3", "4k", "xfs").outcome == "error"
 
 
@@ -121,8 +121,8 @@ def test_a_console_flood_stops_its_command_as_an_error(tmp_path):
     c = cells()
     got, boots = run(plan(tmp_path, [(c["xfs"], fake(tmp_path, "floods", "flood")),
                                      (c["xfs"], fake(tmp_path, "quiet", "ok"))]))
-    assert [m["kind"] for _, _, m in got] == ["error", "dump"]
-    assert "console flood: more than 2 MB" in got[0][2]["reason"]
+    assert [m.kind for _, _, m in got] == ["error", "dump"]
+    assert "console flood: more than 2 MB" in got[0][2].reason
     assert len(boots) == 2
 
 
@@ -130,8 +130,8 @@ def test_a_panic_is_a_crash_of_the_kernel(tmp_path):
     c = cells()
     got, _ = run(plan(tmp_path, [(c["xfs"], fake(tmp_path, "panics", "panic")),
                                  (c["xfs"], fake(tmp_path, "quiet", "ok"))]))
-    assert [m["kind"] for _, _, m in got] == ["crash", "dump"]
-    assert any(s.startswith("panic: Kernel panic") for s in got[0][2]["splats"])
+    assert [m.kind for _, _, m in got] == ["crash", "dump"]
+    assert any(s.startswith("panic: Kernel panic") for s in got[0][2].splats)
 
 
 @pytest.mark.parametrize("base,want", [(None, 300.0), (2.0, 32.0), (40.0, 80.0), (100.0, 155.0),
@@ -153,10 +153,10 @@ def test_a_kernel_that_dies_before_its_console_driver_is_quoted_from_the_early_c
     p.argv = ["sh", str(CONSOLES / "replay.sh"), str(CONSOLES / "bug-early-boot-7.3-16k.log"), "exit"]
     got, boots = run(p)
     assert len(boots) == 1 and boots[0].error
-    assert [m["kind"] for _, _, m in got] == ["crash", "crash"]
+    assert [m.kind for _, _, m in got] == ["crash", "crash"]
     for _, _, m in got:
-        assert m["boot_failed"] and "kernel BUG at mm/filemap.c:1102!" in m["reason"], m["reason"]
-        assert "pagecache_init" in m["excerpt"]
+        assert m.boot_failed and "kernel BUG at mm/filemap.c:1102!" in m.reason, m.reason
+        assert "pagecache_init" in m.excerpt
         out = judge_measurement(fake(tmp_path, "a", "ok"), m, "7.3", "16k", "xfs")
         assert out.outcome == "fail" and out.boot_failed
         assert out.reason.count("kernel BUG at mm/filemap.c:1102!") == 1, out.reason

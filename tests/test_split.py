@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from foliofarm.judge.measurement import Measurement
 from foliofarm.measure import ktap, split
 from foliofarm.judge.catalogue import by_name
 from foliofarm.judge.checks import judge_measurement
@@ -25,16 +26,17 @@ def parts(name: str) -> tuple[str, str]:
     return head, tail.partition("\n")[2]
 
 
-def measured(parser, text: str, kind: str = "ktap", seconds: float = 10.0) -> dict:  # noqa: F811
+def measured(parser, text: str, kind: str = "ktap", seconds: float = 10.0) -> Measurement:  # noqa: F811
     run = ktap.parse(text, parser)
-    return {"kind": kind, "ktap": text, "seconds": seconds, "splats": [], "taint": "", "taint_mask": 0,
-            "tests": {"results": [r.as_dict() for r in run.results], "complete": run.complete,
-                      "planned": run.planned, "parser_errors": run.errors}}
+    return Measurement.model_validate({
+        "kind": kind, "ktap": text, "seconds": seconds, "splats": [], "taint": "", "taint_mask": 0,
+        "tests": {"results": [r.as_dict() for r in run.results], "complete": run.complete,
+                  "planned": run.planned, "parser_errors": run.errors}})
 
 
 def test_each_part_reports_the_others_tests_as_elsewhere(parser):  # noqa: F811
     page, cell = parts("split-7.3-4k-ext4-thp.ktap")
-    p, c = measured(parser, page)["tests"]["results"], measured(parser, cell)["tests"]["results"]
+    p, c = measured(parser, page).tests.results, measured(parser, cell).tests.results
     assert [r["name"] for r in p] == [r["name"] for r in c]
     away_p = {r["name"] for r in p if r.get("reason", "").startswith(ktap.ELSEWHERE)}
     away_c = {r["name"] for r in c if r.get("reason", "").startswith(ktap.ELSEWHERE)}
@@ -47,8 +49,8 @@ def test_merged_parts_judge_every_test_once(parser):  # noqa: F811
     page, cell = parts("split-7.3-4k-ext4-thp.ktap")
     m = split.merge(measured(parser, page, seconds=70.0), measured(parser, cell, seconds=23.0),
                     "in boot 4k-nofs-7.3")
-    assert m["kind"] == "ktap" and m["seconds"] == 93.0
-    assert m["split"]["page"]["where"] == "in boot 4k-nofs-7.3"
+    assert m.kind == "ktap" and m.seconds == 93.0
+    assert m.split["page"].where == "in boot 4k-nofs-7.3"
     out = judge_measurement(by_name()["mm-selftests"], m, "7.3", "4k", "ext4")
     assert out.outcome == "pass", out.reason
     names = [s.name for s in out.subtests]
@@ -73,11 +75,12 @@ def test_a_failure_in_either_part_is_the_cells(parser):  # noqa: F811
 def test_a_crash_of_the_page_part_is_every_cells_crash(parser):  # noqa: F811
     page, cell = parts("split-7.3-4k-ext4-thp.ktap")
     cut = page[:page.index("ok 3 khugepaged all:shmem")]
-    dead = {**measured(parser, cut, kind="crash"), "reason": "kernel panic", "ended_boot": True,
-            "splats": ["BUG: kernel NULL pointer dereference"], "taint": "D", "taint_mask": 128}
+    dead = measured(parser, cut, kind="crash").model_copy(update={
+        "reason": "kernel panic", "ended_boot": True, "splats": ["BUG: kernel NULL pointer dereference"],
+        "taint": "D", "taint_mask": 128})
     m = split.merge(dead, measured(parser, cell), "in boot 4k-nofs-7.3")
-    assert m["kind"] == "crash" and m["reason"].startswith("the tests run once for the page size")
-    assert m["splats"] == ["BUG: kernel NULL pointer dereference"] and m["taint_mask"] == 128
+    assert m.kind == "crash" and m.reason.startswith("the tests run once for the page size")
+    assert m.splats == ["BUG: kernel NULL pointer dereference"] and m.taint_mask == 128
     out = judge_measurement(by_name()["mm-selftests"], m, "7.3", "4k", "ext4")
     assert out.outcome == "fail" and "kernel hung or crashed" in out.reason
     # what ran before the crash is kept, and the cell's own tests with it
@@ -86,11 +89,11 @@ def test_a_crash_of_the_page_part_is_every_cells_crash(parser):  # noqa: F811
 
 
 def test_an_error_of_one_part_names_it():
-    ok = {"kind": "ktap", "tests": {"results": [], "complete": True}, "seconds": 1.0}
-    err = {"kind": "error", "reason": "the selftests disk is not mounted in the guest"}
+    ok = Measurement.model_validate({"kind": "ktap", "tests": {"results": [], "complete": True}, "seconds": 1.0})
+    err = Measurement(kind="error", reason="the selftests disk is not mounted in the guest")
     m = split.merge(ok, err, "x")
-    assert m["kind"] == "error"
-    assert m["reason"] == "the tests that take the cell's filesystem: the selftests disk is not mounted in the guest"
+    assert m.kind == "error"
+    assert m.reason == "the tests that take the cell's filesystem: the selftests disk is not mounted in the guest"
 
 
 @pytest.mark.parametrize("page_names,cell_names,expect", [
@@ -150,16 +153,16 @@ def test_the_race_part_and_the_page_part_put_together(parser):  # noqa: F811
     page = head.partition("\n")[2]                       # the file's own part header
     race = race.partition("\n")[2]
     mp, mr, mc = (measured(parser, t, seconds=s) for t, s in ((page, 60.0), (race, 114.0), (cell, 30.0)))
-    for r in mr["tests"]["results"]:
+    for r in mr.tests.results:
         away = r.get("reason", "").startswith(ktap.ELSEWHERE)
         assert away == (r["name"] != "folio_split_race_test"), r
     assert any(r["name"] == "folio_split_race_test" and r["reason"].startswith(ktap.ELSEWHERE)
-               for r in mp["tests"]["results"])
+               for r in mp.tests.results)
     whole_page, where = split.merge_page(mp, mr, "in boot 16k-nofs-7.3", "in boot 16k-nofs-race-7.3")
     assert where == "in boot 16k-nofs-7.3 and in boot 16k-nofs-race-7.3"
-    assert whole_page["seconds"] == 174.0 and whole_page["race"]["seconds"] == 114.0
+    assert whole_page.seconds == 174.0 and whole_page.race.seconds == 114.0
     m = split.merge(whole_page, mc, where)
-    assert m["split"]["race"]["where"] == "in boot 16k-nofs-race-7.3"
+    assert m.split["race"].where == "in boot 16k-nofs-race-7.3"
     chk = split.part(by_name()["mm-selftests"], "all")
     out = judge_measurement(chk, m, "7.3", "16k", "ext4")
     assert out.outcome == "pass", out.reason
@@ -174,12 +177,11 @@ def test_a_crash_of_the_race_part_is_the_cells(parser):  # noqa: F811
     head, _, race = page_and_race.partition(RACE)
     mp = measured(parser, head.partition("\n")[2])
     dead = measured(parser, race.partition("\n")[2].split("# running ./folio_split_race_test")[0],
-                    kind="crash")
-    dead["reason"] = "the kernel panicked"
+                    kind="crash").model_copy(update={"reason": "the kernel panicked"})
     whole_page, where = split.merge_page(mp, dead, "in boot a", "in boot b")
     m = split.merge(whole_page, measured(parser, cell), where)
-    assert m["kind"] == "crash"
-    assert "need their threads at once" in m["reason"] and "panicked" in m["reason"]
+    assert m.kind == "crash"
+    assert "need their threads at once" in m.reason and "panicked" in m.reason
 
 
 def test_races_only_where_the_categories_hold_them():

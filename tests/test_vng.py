@@ -102,17 +102,17 @@ def test_a_vng_boot_reads_back_as_the_farms_measurements():
     assert boot.banner["page_size"] == "16384" and boot.banner["probe"] == "loaded"
     assert boot.banner["mount:xfs"] == "vda" and boot.fs == "xfs" and boot.page_size == "16k"
     for cell, chk, m in measured:
-        assert m["kind"] == "dump" and m["dump"] and m["taint"] == ""
+        assert m.kind == "dump" and m.dump and m.taint == ""
         out = judge_measurement(chk, m, "7.3", "16k", "xfs")
         assert out.outcome == "pass", out.reason
-    assert measured[0][2]["dump"] != measured[1][2]["dump"]
+    assert measured[0][2].dump != measured[1][2].dump
 
 
 def test_a_vng_boot_of_the_wrong_page_size_or_without_status_is_an_error():
     console, lines = recorded_boot()
     measured, boot, _ = vng.read_boot(lines, console, 0, "vng", pairs("4k-xfs"), "c.log")
     assert boot.error == "guest reports page size 16384, expected 4096"
-    assert all(m["kind"] == "error" and m["reason"] == boot.error for _, _, m in measured)
+    assert all(m.kind == "error" and m.reason == boot.error for _, _, m in measured)
     _, boot, _ = vng.read_boot(lines, console, 255, "vng", pairs("16k-xfs"), "c.log")
     assert boot.error == "vng exited 255 (the guest ended without returning a status)"
 
@@ -130,13 +130,13 @@ def test_a_vng_boot_cut_short_is_the_checks_not_the_runs():
     console, lines = recorded_boot()
     file_at = next(i for i, ln in enumerate(lines) if ln.startswith("FOLIOFARM-FILE exec-text"))
     measured, _, _ = vng.read_boot(lines[:file_at + 3], console, 255, "vng", pairs("16k-xfs"), "c.log")
-    kinds = [(m["kind"], m["reason"]) for _, _, m in measured]
+    kinds = [(m.kind, m.reason) for _, _, m in measured]
     assert kinds[0] == ("error", "exec-text: vng's output ends inside its file (FOLIOFARM-FILE without -END)")
     assert kinds[1] == ("error", "mmap-miss never started (vng's output has no FOLIOFARM-BEGIN mmap-miss)")
     begun = next(i for i, ln in enumerate(lines) if ln == "FOLIOFARM-BEGIN mmap-miss")
     measured, _, _ = vng.read_boot(lines[:begun + 4], console, 255, "vng", pairs("16k-xfs"), "c.log")
-    assert measured[0][2]["kind"] == "dump"
-    assert (measured[1][2]["kind"], measured[1][2]["reason"]) == (
+    assert measured[0][2].kind == "dump"
+    assert (measured[1][2].kind, measured[1][2].reason) == (
         "crash", "the kernel hung or crashed: vng's output ends inside it")
 
 

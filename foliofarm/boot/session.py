@@ -22,6 +22,7 @@ from foliofarm.errors import GuestError
 from foliofarm.boot import splat
 from foliofarm.boot.console import CommandResult, GuestSession
 from foliofarm.boot.qemu import SELFTESTS, THPMAPS
+from foliofarm.judge.measurement import Measurement, error
 from foliofarm.judge.catalogue import Check, Kind
 from foliofarm.matrix import Cell
 
@@ -105,14 +106,13 @@ def trouble_of(results: list[CommandResult]) -> dict[str, Any]:
             "splats": splats, "kernel_log": "\n".join(log)[-6000:]}
 
 
-def measure(g: GuestSession, cell: Cell, chk: Check, timeout: float) -> dict[str, Any]:
+def measure(g: GuestSession, cell: Cell, chk: Check, timeout: float) -> Measurement:
     """Run one check's guest program and fetch its dump: what the guest saw, not
     yet judged. kind: "dump", "skip" or "error"; "taint", "splats" and
     "kernel_log" say what the kernel reported while it ran."""
     first = len(g.history)
     m = _measure(g, cell, chk, timeout)
-    m.update(trouble_of(g.history[first:]))
-    return m
+    return m.model_copy(update=trouble_of(g.history[first:]))
 
 
 def mounted(g: GuestSession, serial: str) -> bool:
@@ -120,39 +120,38 @@ def mounted(g: GuestSession, serial: str) -> bool:
     return g.banner.get(f"mount:{serial}", "FAILED") != "FAILED"
 
 
-def _measure(g: GuestSession, cell: Cell, chk: Check, timeout: float) -> dict[str, Any]:
+def _measure(g: GuestSession, cell: Cell, chk: Check, timeout: float) -> Measurement:
     dev = g.banner.get(f"mount:{cell.fs.name}")
     bare = chk.options.get("part") in ("page", "race")   # split.py: a guest with no cell filesystem
     if (not dev or dev == "FAILED") and not bare:
-        return {"kind": Kind.ERROR, "reason": f"{cell.fs.name} is not mounted in the guest"}
+        return error(f"{cell.fs.name} is not mounted in the guest")
     fmt = check_fmt(cell, chk, dev or "", lambda serial: mounted(g, serial))
     if chk.options.get("kind") == "selftests":
         return _run_selftests(g, chk, fmt, timeout)
     if chk.options.get("kind") == "thpmaps" and not mounted(g, THPMAPS):
-        return {"kind": Kind.ERROR, "reason": "the thpmaps disk is not mounted in the guest"}
+        return error("the thpmaps disk is not mounted in the guest")
     for line in setup_lines(chk, fmt):
         pre = g.run(line, timeout=60)
         if pre.status != 0:
-            return {"kind": Kind.ERROR, "reason": f"setup {line!r} exited {pre.status}: {pre.output[-300:]}"}
+            return error(f"setup {line!r} exited {pre.status}: {pre.output[-300:]}")
     res = g.run(command_line(chk, fmt), timeout=timeout)
-    m: dict[str, Any] = {"ktap": res.output, "seconds": round(res.seconds, 2)}
     if (ended := without_dump(res.output, res.status)) is not None:
-        return {**m, **ended}
+        return Measurement(kind=ended[0], reason=ended[1], ktap=res.output, seconds=round(res.seconds, 2))
     t0 = time.monotonic()
     text = g.read_file(fmt["dump"])
-    return {**m, "kind": Kind.DUMP, "dump": text, "transfer_seconds": round(time.monotonic() - t0, 2)}
+    return Measurement(kind=Kind.DUMP, ktap=res.output, seconds=round(res.seconds, 2), dump=text,
+                       transfer_seconds=round(time.monotonic() - t0, 2))
 
 
-def without_dump(output: str, status: int) -> dict[str, Any] | None:
+def without_dump(output: str, status: int) -> tuple[Kind, str] | None:
     """A farm program's run that leaves no dump to read: an error (it exited
-    non-zero or reported "not ok") or a skip, from its KTAP output; None when
-    its dump is to be read."""
+    non-zero or reported "not ok") or a skip, from its KTAP output, and why;
+    None when its dump is to be read."""
     ktap = parse_ktap(output)
     if status != 0 or ktap.get("not_ok"):
-        return {"kind": Kind.ERROR, "reason": f"guest program exited {status}: "
-                + "; ".join(ktap.get("diag", [])[-3:])}
+        return Kind.ERROR, f"guest program exited {status}: " + "; ".join(ktap.get("diag", [])[-3:])
     if ktap.get("skip"):
-        return {"kind": Kind.SKIP, "reason": ktap["skip"]}
+        return Kind.SKIP, ktap["skip"]
     return None
 
 
@@ -187,20 +186,20 @@ def command_line(chk: Check, fmt: dict[str, Any]) -> str:
 SELFTESTS_OUTPUT = "/tmp/out/mm-selftests.ktap"
 
 
-def _run_selftests(g: GuestSession, chk: Check, fmt: dict[str, Any], timeout: float) -> dict[str, Any]:
+def _run_selftests(g: GuestSession, chk: Check, fmt: dict[str, Any], timeout: float) -> Measurement:
     """A selftests run: its KTAP, whole (kind "ktap"); the host parses it. The
     driver prints it on the console too, so a run the kernel cuts short
     leaves what it printed (session.run_boots keeps the console since then)."""
     if not mounted(g, SELFTESTS):
-        return {"kind": Kind.ERROR, "reason": "the selftests disk is not mounted in the guest"}
+        return error("the selftests disk is not mounted in the guest")
     res = g.run(command_line(chk, fmt), timeout=timeout)
-    m: dict[str, Any] = {"seconds": round(res.seconds, 2)}
+    seconds = round(res.seconds, 2)
     if res.status != 0:
-        return {**m, "kind": Kind.ERROR, "ktap": res.output,
-                "reason": f"the selftests driver exited {res.status}: {res.output.strip()[-300:]}"}
+        return error(f"the selftests driver exited {res.status}: {res.output.strip()[-300:]}",
+                     ktap=res.output, seconds=seconds)
     t0 = time.monotonic()
     text = g.read_file(SELFTESTS_OUTPUT, timeout=120)
-    return {**m, "kind": Kind.KTAP, "ktap": text, "transfer_seconds": round(time.monotonic() - t0, 2)}
+    return Measurement(kind=Kind.KTAP, ktap=text, seconds=seconds, transfer_seconds=round(time.monotonic() - t0, 2))
 
 
 KTAP_RESULT = re.compile(r"^(not ok|ok) (\d+) (\S+)(?: # (.*))?$")
@@ -224,7 +223,7 @@ def parse_ktap(text: str) -> dict[str, Any]:
 
 
 # One check's measurement on one cell, as run_boots yields it.
-Measurement = tuple[Cell, Check, dict[str, Any]]
+Measured = tuple[Cell, Check, Measurement]
 
 
 @dataclass
@@ -250,7 +249,7 @@ class BootPlan:
         return self.log_stem.with_name(f"{self.log_stem.name}{suffix}.console.log")
 
 
-def run_boots(boots: BootPlan, status: Callable[[str], Any] | None = None) -> Iterator[Boot | Measurement]:
+def run_boots(boots: BootPlan, status: Callable[[str], Any] | None = None) -> Iterator[Boot | Measured]:
     """Measure every pair of ``boots``, booting again after a check that hangs or
     crashes the guest. Yields each measurement as it arrives (the guest still
     up: the caller records it then), and each boot after it ends; a check that
@@ -267,8 +266,7 @@ def run_boots(boots: BootPlan, status: Callable[[str], Any] | None = None) -> It
                     qemu=boots.qemu, attempt=attempt)
         if attempt > MAX_BOOTS:
             for cell, chk in pending:
-                yield cell, chk, {"kind": Kind.ERROR, "reason": f"not run: the kernel "
-                                  f"hung or crashed in {MAX_BOOTS} boots in a row"}
+                yield cell, chk, error(f"not run: the kernel hung or crashed in {MAX_BOOTS} boots in a row")
             return
         try:
             with boots.session(boots.argv, log, boots.boot_timeout, outbox=boots.outbox,
@@ -291,9 +289,9 @@ def run_boots(boots: BootPlan, status: Callable[[str], Any] | None = None) -> It
             reports = boot_reports(exc) if exc.kernel_fault else []
             words = last_words(exc.excerpt, reports) if exc.kernel_fault else ""
             for cell, chk in pending:
-                yield cell, chk, {"kind": Kind.CRASH if exc.kernel_fault else Kind.ERROR,
-                                  "reason": f"boot failed: {exc}" + (f": {words}" if words else ""),
-                                  "excerpt": exc.excerpt, "boot_failed": True, "splats": reports}
+                yield cell, chk, Measurement(kind=Kind.CRASH if exc.kernel_fault else Kind.ERROR,
+                                             reason=f"boot failed: {exc}" + (f": {words}" if words else ""),
+                                             excerpt=exc.excerpt, boot_failed=True, splats=reports)
             return
         boot.load_now()
         yield boot
@@ -301,7 +299,7 @@ def run_boots(boots: BootPlan, status: Callable[[str], Any] | None = None) -> It
 
 
 def run_checks(g: GuestSession, boots: BootPlan, pending: list[tuple[Cell, Check]], boot: Boot,
-               status: Callable[[str], Any] | None) -> Iterator[Measurement]:
+               status: Callable[[str], Any] | None) -> Iterator[Measured]:
     """Run the pending checks in one booted guest, taking each off ``pending``
     as it is measured, until one hangs or crashes the guest (it alone pays:
     its boot ends)."""
@@ -317,12 +315,11 @@ def run_checks(g: GuestSession, boots: BootPlan, pending: list[tuple[Cell, Check
         except GuestError as exc:
             # kind "crash": the kernel hung or panicked (a verdict on the
             # kernel); "error": the farm lost the guest otherwise.
-            m = {"kind": Kind.CRASH if exc.kernel_fault else Kind.ERROR,
-                 "reason": str(exc), "excerpt": exc.excerpt, "ended_boot": True,
-                 "seconds": round(time.monotonic() - t0, 2),
-                 "splats": [f"{s.kind}: {s.line}" for s in g.splats[seen:]],
-                 "taint": "", "taint_mask": 0, "kernel_log": exc.excerpt,
-                 "console": g.console_since(mark)}
+            m = Measurement(kind=Kind.CRASH if exc.kernel_fault else Kind.ERROR,
+                            reason=str(exc), excerpt=exc.excerpt, ended_boot=True,
+                            seconds=round(time.monotonic() - t0, 2),
+                            splats=[f"{s.kind}: {s.line}" for s in g.splats[seen:]],
+                            kernel_log=exc.excerpt, console=g.console_since(mark))
             pending.pop(0)
             boot.ended_by = f"{cell.fs.name}/{chk.name}"
             boot.error = str(exc)

@@ -9,6 +9,7 @@ from typing import Any
 
 from foliofarm.judge import selftests, smaps
 from foliofarm.judge.catalogue import Check, Kind, expectation_for
+from foliofarm.judge.measurement import Measurement
 from foliofarm.judge.metrics import METRICS
 from foliofarm.results.judged import result
 from foliofarm.results.schema import CheckResult
@@ -83,51 +84,50 @@ def evaluate(check: Check, dump_text: str, kernel: str, page: str, fs: str) -> C
     return judge(check.name, metrics, kernel, page, fs, rows=rows)
 
 
-def evaluate_tests(check: Check, m: dict[str, Any], kernel: str, page: str, fs: str) -> CheckResult:
+def evaluate_tests(check: Check, m: Measurement, kernel: str, page: str, fs: str) -> CheckResult:
     """A selftests run (kind "ktap", or a crash with what it printed before):
     one subtest per test, known failures xfail, the counts bounded by the
     expectations' rows."""
-    parsed = m.get("tests")
-    if not isinstance(parsed, dict) or not isinstance(parsed.get("results"), list):
+    if m.tests is None:
         return result(check.name, Outcome.ERROR, "the run's KTAP output was not parsed")
     outcome, reason, metrics, subs = selftests.judge_tests(
-        check.name, parsed["results"], kernel, page, fs, bool(parsed.get("complete")))
+        check.name, m.tests.results, kernel, page, fs, m.tests.complete)
     if outcome != Outcome.PASS:
         return result(check.name, outcome, reason, metrics, subs)
     return judge(check.name, metrics, kernel, page, fs, subtests=subs)
 
 
-def kernel_trouble(m: dict[str, Any]) -> str:
+def kernel_trouble(m: Measurement) -> str:
     """What the kernel reported while a measurement ran, as one line: new taint
     letters and the reports' first lines; "" when it reported nothing."""
     parts = []
-    if m.get("taint"):
-        parts.append(f"kernel tainted {m['taint']}")
-    parts += m.get("splats", [])[:4]
+    if m.taint:
+        parts.append(f"kernel tainted {m.taint}")
+    parts += m.splats[:4]
     return "; ".join(parts)
 
 
-def judge_measurement(check: Check, m: dict[str, Any], kernel: str, page: str, fs: str) -> CheckResult:
+def judge_measurement(check: Check, m: Measurement, kernel: str, page: str, fs: str) -> CheckResult:
     """The host's judgement of one measurement (guest/session.measure). A check
     during which the kernel tainted itself or printed a report fails, whatever
     its figures say, naming the taint and the report; one that hung or crashed
     the kernel fails too. An error of the farm stays an error."""
-    kind = Kind(m["kind"])
+    kind = m.kind
     if kind == Kind.DUMP:
-        outcome = evaluate(check, m["dump"], kernel, page, fs)
+        outcome = evaluate(check, m.dump or "", kernel, page, fs)
     elif kind == Kind.KTAP:
         outcome = evaluate_tests(check, m, kernel, page, fs)
     elif kind == Kind.CRASH:
-        outcome = result(check.name, Outcome.FAIL, f"kernel hung or crashed: {m['reason']}")
-        if m.get("tests"):      # the tests that finished before it, and the one it ended in
+        outcome = result(check.name, Outcome.FAIL, f"kernel hung or crashed: {m.reason}")
+        if m.tests is not None:      # the tests that finished before it, and the one it ended in
             done = evaluate_tests(check, m, kernel, page, fs)
             outcome.metrics, outcome.subtests = done.metrics, done.subtests
     else:
-        outcome = result(check.name, Outcome(kind.value), m["reason"])     # skip, error
-    if m.get("seconds") is not None:
-        outcome.metrics["guest_seconds"] = m["seconds"]
-    if m.get("transfer_seconds") is not None:
-        outcome.metrics["transfer_seconds"] = m["transfer_seconds"]
+        outcome = result(check.name, Outcome(kind.value), m.reason)     # skip, error
+    if m.seconds is not None:
+        outcome.metrics["guest_seconds"] = m.seconds
+    if m.transfer_seconds is not None:
+        outcome.metrics["transfer_seconds"] = m.transfer_seconds
     trouble = kernel_trouble(m)
     if trouble and outcome.outcome != Outcome.ERROR:
         reason = f"{trouble} (while {check.name} ran)"
@@ -138,5 +138,5 @@ def judge_measurement(check: Check, m: dict[str, Any], kernel: str, page: str, f
             rest = "; ".join(p for p in trouble.split("; ") if p not in outcome.reason)
             reason = outcome.reason + (f"; {rest}" if rest else "")
         outcome = result(check.name, Outcome.FAIL, reason, outcome.metrics, outcome.subtests, outcome.rows)
-    outcome.boot_failed = bool(m.get("boot_failed"))
+    outcome.boot_failed = m.boot_failed
     return outcome

@@ -24,6 +24,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from foliofarm.judge.measurement import Measurement
 from foliofarm.judge.selftests import MAX_NAMED, missing_result as _missing
 from foliofarm.results.judged import result
 from foliofarm.results.schema import CheckResult, Subtest
@@ -45,12 +46,12 @@ MIN_BASE_BOOTS = 6
 SEP = ": "
 
 
-def results_of(check: str, o: CheckResult, m: dict[str, Any] | None) -> dict[str, bool]:
+def results_of(check: str, o: CheckResult, m: Measurement | None) -> dict[str, bool]:
     """One boot's results of one check: name -> passed. A farm check is one
     result (its judged outcome); a selftests run is each of its tests and
     each test's own results as the guest printed them (skips and results
     never printed are no result)."""
-    tests = ((m or {}).get("tests") or {}).get("results")
+    tests = m.tests.results if m is not None and m.tests is not None else None
     out: dict[str, bool] = {}
     if tests is not None and o.subtests:
         for t in tests:

@@ -8,11 +8,12 @@ from typing import Any
 from foliofarm.judge import compare, figures
 from foliofarm.judge.catalogue import Check
 from foliofarm.judge.checks import judge_measurement
+from foliofarm.judge.measurement import Measurement
 from foliofarm.matrix import Cell
 from foliofarm.results.schema import Results, Unconfirmed
 from foliofarm.results.outcome import Outcome
 
-def sample_figures(cells: list[Cell], checks: list[Check], kernel_xy: str, measured: dict[str, Any]
+def sample_figures(cells: list[Cell], checks: list[Check], kernel_xy: str, measured: dict[str, Measurement]
                    ) -> dict[str, dict[str, dict[str, float | int | None]]]:
     """One boot's figures (behaviour only), per cell and check, and for a
     selftests run each test's count of results."""

@@ -91,13 +91,12 @@ def read_jobs(job_dirs: list[Path], out: Path, command: list[str]) -> Path:
                 parser = ktap.load_parser(ktap.parser_dir(cache_dir(), lambda: source.resolve(
                     f"debian:{ktap.PARSER_KERNEL}", cache_dir()).tree))
             m = measurement(lines, chk, parser)
-            all_splats += m.get("splats", [])
+            all_splats += m.splats
             cdir = writer.cell_dir(cell)
-            for key, suffix in (("ktap", "ktap"), ("dump", "dump")):
-                if m.get(key):
-                    (cdir / f"{name}.{suffix}").write_text(m[key])
-            writer.record(cell, judge_measurement(chk, m, meta["foliofarm.kernel_xy"], page, fs),
-                          excerpt=m.get("excerpt", ""))
+            for text, suffix in ((m.ktap, "ktap"), (m.dump, "dump")):
+                if text:
+                    (cdir / f"{name}.{suffix}").write_text(text)
+            writer.record(cell, judge_measurement(chk, m, meta["foliofarm.kernel_xy"], page, fs), excerpt=m.excerpt)
         writer.record(cell, console_outcome(list(dict.fromkeys(all_splats))))
         writer.add_boot(BootEntry(page_size=page, kernel=kernel, fs=fs, attempt=1, console_log=str(d / LOG),
                                   qemu=f"LAVA job {job.get('job_name')}"))

@@ -35,8 +35,9 @@ from foliofarm.errors import UsageError
 from foliofarm.boot import banner, splat
 from foliofarm.measure import framed
 from foliofarm.measure.cells import Context, Kernel, machine
-from foliofarm.boot.session import Boot
-from foliofarm.judge.catalogue import Check, Kind
+from foliofarm.boot.session import Boot, Measured
+from foliofarm.judge import measurement
+from foliofarm.judge.catalogue import Check
 from foliofarm.lava import jobs, log
 from foliofarm.lava.rest import LabAPI, LabFault, token_from
 from foliofarm.lava.serve import ArtifactServer
@@ -147,7 +148,7 @@ class LabBoots:
     # -- one cell's boot ---------------------------------------------------
 
     def boot_group(self, ctx: Context, k: Kernel, cell: Cell, pairs: list[tuple[Cell, Check]], stem: Path
-                   ) -> tuple[list[tuple[Cell, Check, dict[str, Any]]], Boot, list[str]]:
+                   ) -> tuple[list[Measured], Boot, list[str]]:
         """The cell's own checks in one LAVA job (tried again on the lab's
         faults), read back as the farm's own boot of them is."""
         checks = [chk for _, chk in pairs]
@@ -184,7 +185,7 @@ class LabBoots:
         boot = Boot(page_size=cell.page.name, kernel=cell.kernel, console_log="", fs=cell.fs.name,
                     qemu=f"LAVA {self.device_type} at {self.api.url}", attempt=len(faults), error=reason,
                     lab_faults=faults)
-        return [(c, chk, {"kind": Kind.ERROR, "reason": reason}) for c, chk in pairs], boot, []
+        return [(c, chk, measurement.error(reason)) for c, chk in pairs], boot, []
 
     def job_for(self, ctx: Context, k: Kernel, cell: Cell, checks: list[Check], where: Path) -> str:
         """The job: the QEMU guest the farm would have booted, its files served."""
@@ -285,7 +286,7 @@ def job_error(records: list[dict[str, Any]]) -> tuple[str, str]:
 
 def read_job(records: list[dict[str, Any]], job: LabJob, page_url: str, console_log: str, cell: Cell,
              pairs: list[tuple[Cell, Check]], attempt: int
-             ) -> tuple[list[tuple[Cell, Check, dict[str, Any]]], Boot, list[str]]:
+             ) -> tuple[list[Measured], Boot, list[str]]:
     """A finished job's log read back: each check's measurement from its
     framed output (as `report --lava` reads it), the boot's record (the
     guest's banner; an error where it is not of the cell's page size), and the
@@ -299,7 +300,7 @@ def read_job(records: list[dict[str, Any]], job: LabJob, page_url: str, console_
     boot = Boot(page_size=cell.page.name, kernel=cell.kernel, console_log=console_log, fs=cell.fs.name,
                 qemu=f"LAVA job {job.id} on {job.device}", attempt=attempt, banner=seen, error=error,
                 lab_job=page_url, device=job.device, lab_seconds=job.seconds)
-    measured = [(c, chk, framed.measurement(lines, chk, None) if right else {"kind": Kind.ERROR, "reason": error})
+    measured = [(c, chk, framed.measurement(lines, chk, None) if right else measurement.error(error or ""))
                 for c, chk in pairs]
     reports = list(dict.fromkeys(f"{r.kind}: {r.line}" for r in splat.scan("\n".join(lines[:first]))))
     return measured, boot, reports

@@ -160,7 +160,7 @@ def series(ctx: Context, k: Kernel, run_pass: RunPass) -> None:
     settle_regressions(ctx, k, suspects, s2, b2, reboot)
     for cell, chk, figs in moved:
         m = s2.measured.get(f"{cell.fs.name}/{chk.name}")
-        if not m or m.get("kind") != Kind.DUMP:
+        if not m or m.kind != Kind.DUMP:
             continue
         now = judge_measurement(chk, m, k.kernel_xy, cell.page.name, cell.fs.name).metrics
         settled, noise = settle_moves(cell, chk.name, figs, now)

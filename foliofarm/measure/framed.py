@@ -26,6 +26,7 @@ from foliofarm.measure import ktap
 from foliofarm.boot import splat
 from foliofarm.boot.session import SELFTESTS_OUTPUT, check_fmt, command_line, setup_lines, without_dump
 from foliofarm.judge.catalogue import Check, Kind
+from foliofarm.judge.measurement import Measurement, TestsRun, error
 from foliofarm.matrix import Cell
 from foliofarm.paths import VMTESTS
 from foliofarm.util import tmp_dir
@@ -90,40 +91,39 @@ FILE_END = re.compile(r"^FOLIOFARM-FILE-END (\S+)\s*$")
 B64 = re.compile(r"^[A-Za-z0-9+/=]+$")
 
 
-def measurement(lines: list[str], chk: Check, parser: Any, where: str = "the LAVA job's log") -> dict[str, Any]:
+def measurement(lines: list[str], chk: Check, parser: Any, where: str = "the LAVA job's log") -> Measurement:
     """``chk``'s measurement from the console ``lines`` (``where`` names
     them in reasons), as boot/session.py makes it from a boot the farm drives."""
     start = next((i for i, ln in enumerate(lines) if (m := BEGIN.match(ln)) and m.group(1) == chk.name), None)
     if start is None:
-        return {"kind": Kind.ERROR, "reason": f"{chk.name} never started ({where} has no "
-                                              f"FOLIOFARM-BEGIN {chk.name})"}
+        return error(f"{chk.name} never started ({where} has no FOLIOFARM-BEGIN {chk.name})")
     end = next((i for i in range(start + 1, len(lines)) if (m := END.match(lines[i])) and m.group(1) == chk.name),
                None)
     body = lines[start + 1:end] if end is not None else lines[start + 1:]
     text = "\n".join(body) + "\n"
     reports = splat.scan(text)
-    trouble = {"splats": [f"{s.kind}: {s.line}" for s in reports],
-               "kernel_log": "\n".join(s.excerpt for s in reports)[-6000:]}
+    trouble: dict[str, Any] = {"splats": [f"{s.kind}: {s.line}" for s in reports],
+                               "kernel_log": "\n".join(s.excerpt for s in reports)[-6000:]}
+    selftests = chk.options.get("kind") == "selftests"
     if end is None:
-        return {"kind": Kind.CRASH, "reason": f"the kernel hung or crashed: {where} ends inside it",
-                "excerpt": text[-4000:], "console": text, "ended_boot": True, "taint": "", "taint_mask": 0,
-                **trouble, **({"tests": parsed(parser, text)} if chk.options.get("kind") == "selftests" else {})}
+        return Measurement(kind=Kind.CRASH, reason=f"the kernel hung or crashed: {where} ends inside it",
+                           excerpt=text[-4000:], console=text, ended_boot=True,
+                           tests=parsed(parser, text) if selftests else None, **trouble)
     m = END.match(lines[end])
     assert m is not None
     status, before, after, seconds = int(m.group(2)), int(m.group(3)), int(m.group(4)), int(m.group(5))
     new = after & ~before
     base = {"seconds": float(seconds), "taint": splat.taint_letters(new), "taint_mask": new, **trouble}
     content = file_of(lines, end, chk.name, where)
-    if chk.options.get("kind") == "selftests":
+    if selftests:
         if status != 0 or content is None:
-            return {**base, "kind": Kind.ERROR, "ktap": text,
-                    "reason": f"the selftests driver exited {status}: {text.strip()[-300:]}"}
-        return {**base, "kind": Kind.KTAP, "ktap": content, "tests": parsed(parser, content)}
+            return error(f"the selftests driver exited {status}: {text.strip()[-300:]}", ktap=text, **base)
+        return Measurement(kind=Kind.KTAP, ktap=content, tests=parsed(parser, content), **base)
     if (ended := without_dump(text, status)) is not None:
-        return {**base, "ktap": text, **ended}
+        return Measurement(kind=ended[0], reason=ended[1], ktap=text, **base)
     if content is None:
-        return {**base, "kind": Kind.ERROR, "ktap": text, "reason": f"its dump is not in {where}"}
-    return {**base, "kind": Kind.DUMP, "ktap": text, "dump": content}
+        return error(f"its dump is not in {where}", ktap=text, **base)
+    return Measurement(kind=Kind.DUMP, ktap=text, dump=content, **base)
 
 
 def file_of(lines: list[str], after: int, name: str, where: str = "the LAVA job's log") -> str | None:
@@ -148,7 +148,8 @@ def file_of(lines: list[str], after: int, name: str, where: str = "the LAVA job'
     return raw.decode(errors="replace")
 
 
-def parsed(parser: Any, text: str) -> dict[str, Any]:
+def parsed(parser: Any, text: str, name: str = "kunit_parser") -> TestsRun:
+    """A selftests run's KTAP read by the kernel's parser (``name`` its file)."""
     run = ktap.parse(text, parser)
-    return {"results": [r.as_dict() for r in run.results], "planned": run.planned,
-            "complete": run.complete, "parser_errors": run.errors[:20], "parser": "kunit_parser"}
+    return TestsRun(results=[r.as_dict() for r in run.results], planned=run.planned,
+                    complete=run.complete, parser_errors=run.errors[:20], parser=name)

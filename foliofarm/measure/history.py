@@ -21,6 +21,7 @@ from typing import Any, Iterator
 from foliofarm.judge import flaky
 from foliofarm.judge.catalogue import Check
 from foliofarm.judge.checks import judge_measurement
+from foliofarm.judge.measurement import Measurement
 from foliofarm.measure.cells import BOOT_LAYOUT, Context, Kernel, boot_append
 from foliofarm.results import schema
 from foliofarm.results.schema import CheckResult
@@ -65,7 +66,7 @@ def read(path: Path) -> dict[str, Any]:
     return {"version": VERSION, "cells": {}, "runs": []}
 
 
-def boot_results(k: Kernel, checks: list[Check], measured: dict[str, Any]) -> dict[str, dict[str, bool]]:
+def boot_results(k: Kernel, checks: list[Check], measured: dict[str, Measurement]) -> dict[str, dict[str, bool]]:
     """One pass's results per cell id (flaky.results_of of each measurement)."""
     out: dict[str, dict[str, bool]] = {}
     for cell in k.cells:
@@ -142,7 +143,7 @@ def judged(o: CheckResult, cell_id: str, known_flaky: dict[str, dict[str, flaky.
     return flaky.apply(o, known_flaky.get(cell_id, {}), "this kernel's boots in the cache")
 
 
-def after_pass(ctx: Context, k: Kernel, measured: dict[str, Any]) -> None:
+def after_pass(ctx: Context, k: Kernel, measured: dict[str, Measurement]) -> None:
     """A pass's boots added to the kernel's history (a failure to keep it is
     said, and the run goes on: the history informs, it never decides alone)."""
     try:
@@ -151,7 +152,7 @@ def after_pass(ctx: Context, k: Kernel, measured: dict[str, Any]) -> None:
         ctx.log(f"the history of {k.cells[0].page.name} {k.cells[0].kernel} was not kept: {exc}", "yellow")
 
 
-def judge_run(ctx: Context, k: Kernel, boots: list[dict[str, Any]]) -> None:
+def judge_run(ctx: Context, k: Kernel, boots: list[dict[str, Measurement]]) -> None:
     """A plain run that booted its kernel more than once (--noise) judges all
     its boots: a result that passed in one and failed in another is flaky,
     with this run's counts; only a result failing in every boot fails the

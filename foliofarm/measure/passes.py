@@ -16,13 +16,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from foliofarm.measure import confirm, history, ktap, split, vng
+from foliofarm.measure import confirm, framed, history, ktap, split, vng
 from foliofarm.measure.cells import (BARE, RACE_BOOT, Context, GuestSlots, Kernel, baseline_path, machine,
                                    tree_disk)
 from foliofarm.boot.qemu import OUTBOX_BYTES
-from foliofarm.measure.saved import digest, load_saved, new_saved, ranges_of
+from foliofarm.measure.saved import digest, kept, load_saved, new_saved, ranges_of
 from foliofarm.boot.session import Boot, BootPlan, check_timeout, run_boots
+from foliofarm.judge import measurement
 from foliofarm.judge.catalogue import Check, Kind, is_own
+from foliofarm.judge.measurement import Measurement, TestsRun
 from foliofarm.judge.checks import console_outcome, judge_measurement
 from foliofarm.results.schema import CheckResult
 from foliofarm.judge.noise import fold, noise_of, sample_figures
@@ -35,27 +37,24 @@ from foliofarm.results.outcome import Outcome
 TREE_SUFFIX = "-tree"
 
 
-def parse_tests(ctx: Context, m: dict[str, Any]) -> dict[str, Any] | None:
+def parse_tests(ctx: Context, m: Measurement) -> TestsRun | None:
     """A selftests run's KTAP (or, where the kernel cut it short, the console
     since it began) read with the kernel's parser: its tests, whether it
     finished, and what the parser found wrong."""
     if ctx.ktap_parser is None:
         return None
-    run = ktap.parse(m.get("ktap") or m.get("console") or "", ktap.load_parser(ctx.ktap_parser))
-    return {"results": [r.as_dict() for r in run.results], "planned": run.planned,
-            "complete": run.complete, "parser_errors": run.errors[:20],
-            "parser": ctx.ktap_parser.name}
+    return framed.parsed(ktap.load_parser(ctx.ktap_parser), m.ktap or m.console or "", ctx.ktap_parser.name)
 
 
-def judge(ctx: Context, k: Kernel, cell: Cell, chk: Check, m: dict[str, Any]) -> CheckResult:
+def judge(ctx: Context, k: Kernel, cell: Cell, chk: Check, m: Measurement) -> CheckResult:
     """Judge one measurement and keep its KTAP output and dump beside the results."""
     cdir = ctx.writer.cell_dir(cell)
-    if "ktap" in m:
-        (cdir / f"{chk.name}.ktap").write_text(m["ktap"])
-    if m.get("dump") is not None:
-        (cdir / f"{chk.name}.dump").write_text(m["dump"])
-    if m.get("kernel_log"):
-        (cdir / f"{chk.name}.kernel.log").write_text(m["kernel_log"])
+    if m.ktap is not None:
+        (cdir / f"{chk.name}.ktap").write_text(m.ktap)
+    if m.dump is not None:
+        (cdir / f"{chk.name}.dump").write_text(m.dump)
+    if m.kernel_log:
+        (cdir / f"{chk.name}.kernel.log").write_text(m.kernel_log)
     t0 = time.monotonic()
     out = judge_measurement(chk, m, k.kernel_xy, cell.page.name, cell.fs.name)
     ctx.writer.add_seconds("judge", time.monotonic() - t0, digits=3)
@@ -82,7 +81,7 @@ def base_timeouts(ctx: Context, k: Kernel) -> dict[tuple[str, str], float]:
 
 
 def boot_and_measure(ctx: Context, k: Kernel, label: str = "",
-                     pairs: list[tuple[Cell, Check]] | None = None) -> tuple[dict[str, Any], bool]:
+                     pairs: list[tuple[Cell, Check]] | None = None) -> tuple[dict[str, Measurement], bool]:
     one = run_pass(ctx, k, label, pairs)
     return one.measured, one.clean()
 
@@ -105,7 +104,7 @@ def run_pass(ctx: Context, k: Kernel, label: str = "",
     for cell, chk in pairs or [(c, chk) for c in k.cells for chk in ctx.checks]:
         there, why = tree_disk(k, chk)
         if not there:       # nothing to run them from: no boot for them
-            one.on_measured(cell, chk, {"kind": Kind.ERROR, "reason": why})
+            one.on_measured(cell, chk, measurement.error(why))
             continue
         own = is_own(chk)      # the farm's checks boot apart from the tree's, ahead of them
         if split.splits(chk):
@@ -149,7 +148,7 @@ class Pass:
     def __init__(self, ctx: Context, k: Kernel, label: str) -> None:
         self.ctx, self.k, self.label = ctx, k, label
         self.page, self.kernel = k.cells[0].page, k.cells[0].kernel
-        self.measured: dict[str, dict[str, Any]] = {}
+        self.measured: dict[str, Measurement] = {}
         self.splats: dict[str, list[str]] = {c.id: [] for c in k.cells}
         self.boot_splats: list[str] = []
         self.boots: list[Any] = []
@@ -158,14 +157,14 @@ class Pass:
         self.known = history.known(ctx, k) if not label else {}    # flaky by the kernel's history
         # split checks: the page part by check (put together from its page and
         # race parts as they arrive), cell parts waiting for it
-        self.page_pieces: dict[str, dict[str, tuple[dict[str, Any], str]]] = {}
-        self.page_parts: dict[str, tuple[dict[str, Any], str]] = {}
-        self.cell_parts: dict[str, list[tuple[Cell, dict[str, Any]]]] = {}
+        self.page_pieces: dict[str, dict[str, tuple[Measurement, str]]] = {}
+        self.page_parts: dict[str, tuple[Measurement, str]] = {}
+        self.cell_parts: dict[str, list[tuple[Cell, Measurement]]] = {}
         self.page_boot = {split.PAGE: "", split.RACE: ""}
 
-    def on_measured(self, cell: Cell, chk: Check, m: dict[str, Any]) -> None:
-        if chk.options.get("kind") == "selftests" and m["kind"] in (Kind.KTAP, Kind.CRASH):
-            m["tests"] = parse_tests(self.ctx, m)
+    def on_measured(self, cell: Cell, chk: Check, m: Measurement) -> None:
+        if chk.options.get("kind") == "selftests" and m.kind in (Kind.KTAP, Kind.CRASH):
+            m = m.model_copy(update={"tests": parse_tests(self.ctx, m)})
         which = split.part_of(chk)
         if which is None:
             self.record(cell, chk, m)
@@ -187,18 +186,18 @@ class Pass:
                 ready = [(cell, m)] if chk.name in self.page_parts else []
                 if not ready:
                     self.cell_parts.setdefault(chk.name, []).append((cell, m))
-            page_m, where = self.page_parts.get(chk.name, ({}, ""))
+            page_m, where = self.page_parts[chk.name] if ready else (m, "")
         for c, cell_m in ready:
             self.record(c, whole, split.merge(page_m, cell_m, where))
 
-    def record(self, cell: Cell, chk: Check, m: dict[str, Any]) -> None:
+    def record(self, cell: Cell, chk: Check, m: Measurement) -> None:
         with self.lock:
             self.measured[f"{cell.fs.name}/{chk.name}"] = m
-            self.splats[cell.id] += [f"{s} (during {chk.name})" for s in m.get("splats", [])]
+            self.splats[cell.id] += [f"{s} (during {chk.name})" for s in m.splats]
             if self.label:
                 return
             outcome = history.judged(judge(self.ctx, self.k, cell, chk, m), cell.id, self.known)
-            self.ctx.writer.record(cell, outcome, excerpt=m.get("excerpt", ""))
+            self.ctx.writer.record(cell, outcome, excerpt=m.excerpt)
             self.ctx.log(f"{cell.id} {chk.name}: {outcome.outcome} {outcome.reason}", None)
         if self.ctx.recorded is not None:
             self.ctx.recorded()
@@ -319,7 +318,7 @@ class Pass:
     def clean(self) -> bool:
         """No report on any console, no boot error, and every check measured."""
         return (not self.boot_splats and all(not b.error for b in self.boots)
-                and all(m["kind"] in (Kind.DUMP, Kind.SKIP, Kind.KTAP) and not m.get("splats") and not m.get("taint")
+                and all(m.kind in (Kind.DUMP, Kind.SKIP, Kind.KTAP) and not m.splats and not m.taint
                         for m in self.measured.values()))
 
 
@@ -379,8 +378,8 @@ def measure_kernel(ctx: Context, k: Kernel, reuse_base: bool, want_noise: bool) 
         history.record_flaky(ctx, k)
     if clean:   # only a clean boot's measurements can serve as a base later
         saved["sha256"] = digest(saved)
-        write_json(path, saved)
-    return all(m["kind"] != Kind.ERROR for m in measured.values())
+        write_json(path, kept(saved))
+    return all(m.kind != Kind.ERROR for m in measured.values())
 
 
 def record_noise(ctx: Context, ranges: dict[str, Any]) -> None:

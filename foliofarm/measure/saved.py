@@ -9,10 +9,11 @@ from pathlib import Path
 from typing import Any
 
 from foliofarm.measure.cells import Context, Kernel
+from foliofarm.judge.measurement import Measurement, from_kept
 from foliofarm.judge.noise import fold, sample_figures
 from foliofarm.util import sha256_text
 
-def new_saved(run_id: str, console_log: str, measured: dict[str, Any],
+def new_saved(run_id: str, console_log: str, measured: dict[str, Measurement],
               earlier: dict[str, Any] | None) -> dict[str, Any]:
     """What a boot's measurements are kept as. An earlier clean boot of the same
     kernel, guest programs and disks (what --fresh replaces) is as good a second
@@ -25,11 +26,35 @@ def new_saved(run_id: str, console_log: str, measured: dict[str, Any],
     return saved
 
 
+SAMPLES = ("measurements", "repeat")     # a boot's measurements by "fs/check"
+
+
+def kept(saved: dict[str, Any]) -> dict[str, Any]:
+    """Saved measurements as the file holds them (JSON)."""
+    return {k: ({key: m.kept() if isinstance(m, Measurement) else m for key, m in v.items()}
+                if k in SAMPLES and isinstance(v, dict) else v) for k, v in saved.items()}
+
+
 def digest(saved: dict[str, Any]) -> str:
-    parts = [saved.get("measurements"), saved.get("repeat")]
-    if "ranges" in saved:      # files of a farm that kept no ranges keep their digest
-        parts.append(saved["ranges"])
+    doc = kept(saved)
+    parts = [doc.get("measurements"), doc.get("repeat")]
+    if "ranges" in doc:      # files of a farm that kept no ranges keep their digest
+        parts.append(doc["ranges"])
     return sha256_text(json.dumps(parts, sort_keys=True))
+
+
+def typed(saved: dict[str, Any]) -> bool:
+    """The file's samples as measurements, in place; False where one is not
+    a measurement this farm makes (then the file is measured again)."""
+    for key in SAMPLES:
+        sample = saved.get(key)
+        if sample is None:
+            continue
+        got = {k: from_kept(v) for k, v in sample.items()}
+        if any(m is None for m in got.values()):
+            return False
+        saved[key] = got
+    return True
 
 
 def load_saved(ctx: Context, path: Path, k: Kernel, quiet: bool = False) -> dict[str, Any] | None:
@@ -43,7 +68,7 @@ def load_saved(ctx: Context, path: Path, k: Kernel, quiet: bool = False) -> dict
         saved = json.loads(path.read_text())
         ok = (isinstance(saved, dict) and saved.get("sha256") == digest(saved)
               and all(f"{c.fs.name}/{chk.name}" in saved["measurements"]
-                      for c in k.cells for chk in ctx.checks))
+                      for c in k.cells for chk in ctx.checks) and typed(saved))
     except (OSError, ValueError, KeyError, TypeError):
         ok = False
     if not ok:

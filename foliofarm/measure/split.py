@@ -29,6 +29,7 @@ from typing import Any
 from foliofarm.boot import splat
 from foliofarm.measure.ktap import ELSEWHERE
 from foliofarm.judge.catalogue import Check, Kind
+from foliofarm.judge.measurement import Measurement, PartOf, TestsRun
 from foliofarm.results.outcome import Status
 
 PAGE, CELL, RACE = "page", "cell", "race"
@@ -90,69 +91,61 @@ def merge_results(page: list[dict[str, Any]], cell: list[dict[str, Any]]) -> lis
     return out
 
 
-def _ktap(page_m: dict[str, Any], cell_m: dict[str, Any], where: str) -> str:
+def _ktap(page_m: Measurement, cell_m: Measurement, where: str) -> str:
     return (f"# foliofarm: part 1 of 2, the tests that take no filesystem: run once for the "
-            f"page size, {where}\n{page_m.get('ktap') or page_m.get('console') or ''}\n"
+            f"page size, {where}\n{page_m.ktap or page_m.console or ''}\n"
             f"# foliofarm: part 2 of 2, the tests that take the cell's filesystem: run in the "
-            f"cell's own boot\n{cell_m.get('ktap') or cell_m.get('console') or ''}")
+            f"cell's own boot\n{cell_m.ktap or cell_m.console or ''}")
 
 
-def merge_page(page_m: dict[str, Any], race_m: dict[str, Any], where_page: str,
-               where_race: str) -> tuple[dict[str, Any], str]:
+def merge_page(page_m: Measurement, race_m: Measurement, where_page: str,
+               where_race: str) -> tuple[Measurement, str]:
     """The page part of a split check from its two guests: the tests with the
     vCPUs in turns (``page_m``) and those needing them at once (``race_m``),
     both walking the same list; and where they ran."""
     m = merge(page_m, race_m, where_page, second=RACE)
-    m.pop("split", None)
-    m["ktap"] = (f"{page_m.get('ktap') or page_m.get('console') or ''}\n"
-                 f"# foliofarm: the tests that need their threads at once, {where_race}, "
-                 f"a host thread per vCPU\n{race_m.get('ktap') or race_m.get('console') or ''}")
-    m["race"] = {"where": where_race, "kind": race_m["kind"], "seconds": race_m.get("seconds")}
-    return m, f"{where_page} and {where_race}"
+    ktap = (f"{page_m.ktap or page_m.console or ''}\n"
+            f"# foliofarm: the tests that need their threads at once, {where_race}, "
+            f"a host thread per vCPU\n{race_m.ktap or race_m.console or ''}")
+    race = PartOf(where=where_race, kind=race_m.kind, seconds=race_m.seconds)
+    return m.model_copy(update={"split": {}, "ktap": ktap, "race": race}), f"{where_page} and {where_race}"
 
 
-def merge(page_m: dict[str, Any], cell_m: dict[str, Any], where: str,
-          second: str = CELL) -> dict[str, Any]:
+def merge(page_m: Measurement, cell_m: Measurement, where: str, second: str = CELL) -> Measurement:
     """One cell's measurement of a split check from its page size's part
     (``where``: the boot it ran in) and its own part, both already parsed
     (``tests``). A crash in either is the cell's crash; else an error in
     either is the cell's error; the kernel's reports and taint of both count."""
-    kinds = [Kind(page_m["kind"]), Kind(cell_m["kind"])]
     parts = {PAGE: page_m, CELL: cell_m}
-    worst = next((k for k in (Kind.CRASH, Kind.ERROR) if k in kinds), Kind.KTAP)
+    worst = next((k for k in (Kind.CRASH, Kind.ERROR) if k in (page_m.kind, cell_m.kind)), Kind.KTAP)
     m: dict[str, Any] = {"kind": worst, "split": {
-        PAGE: {"where": where, "kind": page_m["kind"], "seconds": page_m.get("seconds")},
-        CELL: {"kind": cell_m["kind"], "seconds": cell_m.get("seconds")}}}
-    if "race" in page_m:
-        m["split"][RACE] = page_m["race"]
+        PAGE: PartOf(where=where, kind=page_m.kind, seconds=page_m.seconds),
+        CELL: PartOf(kind=cell_m.kind, seconds=cell_m.seconds)}}
+    if page_m.race is not None:
+        m["split"][RACE] = page_m.race
     if worst != Kind.KTAP:
-        bad = next(p for p in (PAGE, CELL) if Kind(parts[p]["kind"]) == worst)
+        bad = next(p for p in (PAGE, CELL) if parts[p].kind == worst)
         src = parts[bad]
         what = ("the tests run once for the page size" if bad == PAGE
                 else "the tests that need their threads at once" if second == RACE
                 else "the tests that take the cell's filesystem")
-        m["reason"] = f"{what}: {src.get('reason', '')}"
-        for key in ("excerpt", "ended_boot", "boot_failed", "console"):
-            if key in src:
-                m[key] = src[key]
-    tests = [p.get("tests") for p in (page_m, cell_m)]
-    if all(isinstance(t, dict) for t in tests):
-        tp, tc = tests
-        m["tests"] = {"results": merge_results(tp.get("results") or [], tc.get("results") or []),
-                      "planned": tp.get("planned"),
-                      "complete": bool(tp.get("complete")) and bool(tc.get("complete")),
-                      "parser_errors": (tp.get("parser_errors") or []) + (tc.get("parser_errors") or []),
-                      "parser": tp.get("parser") or tc.get("parser")}
-    elif any(isinstance(t, dict) for t in tests):
-        m["tests"] = next(t for t in tests if isinstance(t, dict))
-    if any("ktap" in p or "console" in p for p in (page_m, cell_m)):
+        m.update(reason=f"{what}: {src.reason}", excerpt=src.excerpt, ended_boot=src.ended_boot,
+                 boot_failed=src.boot_failed, console=src.console)
+    tp, tc = page_m.tests, cell_m.tests
+    if tp is not None and tc is not None:
+        m["tests"] = TestsRun(results=merge_results(tp.results, tc.results), planned=tp.planned,
+                              complete=tp.complete and tc.complete,
+                              parser_errors=tp.parser_errors + tc.parser_errors, parser=tp.parser or tc.parser)
+    elif tp is not None or tc is not None:
+        m["tests"] = tp or tc
+    if any(p.ktap is not None or p.console is not None for p in (page_m, cell_m)):
         m["ktap"] = _ktap(page_m, cell_m, where)
     for key in ("seconds", "transfer_seconds"):
-        vals = [p[key] for p in (page_m, cell_m) if isinstance(p.get(key), (int, float))]
+        vals = [getattr(p, key) for p in (page_m, cell_m) if isinstance(getattr(p, key), (int, float))]
         if vals:
             m[key] = round(sum(vals), 2)
-    m["splats"] = list(dict.fromkeys((page_m.get("splats") or []) + (cell_m.get("splats") or [])))
-    m["taint_mask"] = int(page_m.get("taint_mask") or 0) | int(cell_m.get("taint_mask") or 0)
+    m["splats"] = list(dict.fromkeys(page_m.splats + cell_m.splats))
+    m["taint_mask"] = page_m.taint_mask | cell_m.taint_mask
     m["taint"] = splat.taint_letters(m["taint_mask"])
-    m["kernel_log"] = "\n".join(x for x in (page_m.get("kernel_log"), cell_m.get("kernel_log")) if x)
-    return m
+    m["kernel_log"] = "\n".join(x for x in (page_m.kernel_log, cell_m.kernel_log) if x)
+    return Measurement(**m)

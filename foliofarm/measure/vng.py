@@ -35,7 +35,7 @@ import sys
 import threading
 from dataclasses import replace
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 from foliofarm.errors import InfraError, UsageError
 from foliofarm.boot import banner, splat
@@ -44,8 +44,9 @@ from foliofarm.measure import framed
 from foliofarm.measure.cells import Context, Kernel, machine
 from foliofarm import sandbox
 from foliofarm.boot.qemu import SECCOMP, Machine
-from foliofarm.boot.session import Boot
-from foliofarm.judge.catalogue import Check, Kind
+from foliofarm.boot.session import Boot, Measured
+from foliofarm.judge.catalogue import Check
+from foliofarm.judge.measurement import Measurement, error
 from foliofarm.matrix import Cell
 from foliofarm.paths import ROOTFS
 from foliofarm.util import tmp_dir
@@ -278,7 +279,7 @@ def run_checks(mach: Machine, root: Path, kernel_dir: Path, cell: Cell, checks: 
 
 
 def boot_group(ctx: Context, k: Kernel, cell: Cell, pairs: list[tuple[Cell, Check]], stem: Path
-               ) -> tuple[list[tuple[Cell, Check, dict[str, Any]]], Boot, list[str]]:
+               ) -> tuple[list[Measured], Boot, list[str]]:
     """`foliofarm run --runner vng`: the farm's own checks of one cell in one
     boot under vng, measured as the farm's own boots measure them (read_boot),
     its console log kept at STEM.console.log."""
@@ -294,7 +295,7 @@ def boot_group(ctx: Context, k: Kernel, cell: Cell, pairs: list[tuple[Cell, Chec
 
 
 def read_boot(lines: list[str], console: str, rc: int, command: str, pairs: list[tuple[Cell, Check]],
-              console_log: str) -> tuple[list[tuple[Cell, Check, dict[str, Any]]], Boot, list[str]]:
+              console_log: str) -> tuple[list[Measured], Boot, list[str]]:
     """One vng boot read back: each (cell, check, measurement) from what the
     guest printed, the boot's record (its banner; an error where the guest is
     not of the cell's page size or vng returned no status), and the reports
@@ -310,17 +311,17 @@ def read_boot(lines: list[str], console: str, rc: int, command: str, pairs: list
         errors.append(f"vng exited {rc}" + (" (the guest ended without returning a status)" if rc == 255 else ""))
     boot = Boot(page_size=page.name, kernel=cell.kernel, console_log=console_log, qemu=command,
                 fs=cell.fs.name, banner=seen, error="; ".join(errors) or None)
-    measured = [(c, chk, measured_under_vng(lines, chk) if right else {"kind": Kind.ERROR, "reason": boot.error})
+    measured = [(c, chk, measured_under_vng(lines, chk) if right else error(boot.error or ""))
                 for c, chk in pairs]
     reports = list(dict.fromkeys(f"{r.kind}: {r.line}" for r in splat.scan(console)))
     return measured, boot, reports
 
 
-def measured_under_vng(lines: list[str], chk: Check) -> dict[str, Any]:
+def measured_under_vng(lines: list[str], chk: Check) -> Measurement:
     """``chk``'s measurement from what the guest printed; a file that came
     home damaged (cut off when vng was killed at its deadline) is the check's
     error, not the run's."""
     try:
         return framed.measurement(lines, chk, None, "vng's output")
     except UsageError as exc:
-        return {"kind": Kind.ERROR, "reason": str(exc)}
+        return error(str(exc))
