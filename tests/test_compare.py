@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from foliofarm import report
-from foliofarm.results import schema
+from foliofarm.results import read, schema
 from foliofarm.report import render, sections, tables
 from foliofarm.judge import compare
 
@@ -41,9 +41,9 @@ def test_verdict_table(base, new, want):
 
 def test_regression_from_a_recorded_negative_control():
     d = doc("neg-exec-text-4k")
-    rows = compare.verdicts(schema.typed(d))
+    rows = [r.model_dump() for r in compare.verdicts(read.typed(d))]
     assert [{k: v for k, v in r.items() if k != "changed"} for r in rows] == \
-        [{k: v for k, v in r.items() if k != "changed"} for r in d["verdicts"]]
+        [schema.VerdictRow.model_validate(r).model_dump(exclude={"changed"}) for r in d["verdicts"]]
     by = {(r["fs"], r["check"]): r for r in rows}
     et = by[("xfs", "exec-text")]
     assert et["verdict"] == "regression"
@@ -52,29 +52,29 @@ def test_regression_from_a_recorded_negative_control():
     assert figs["aligned_pct"]["delta"] == -100.0
     assert figs["max_folio_kb"]["delta"] == -60
     assert by[("erofs", "mmap-miss")]["verdict"] == "pass"
-    assert compare.exit_status(schema.typed(d)) == 1
+    assert compare.exit_status(read.typed(d)) == 1
 
 
 def test_a_new_splat_is_a_regression():
     d = doc("benign-4k")
-    assert compare.exit_status(schema.typed(d)) == 0
+    assert compare.exit_status(read.typed(d)) == 0
     for cell in d["cells"]:
         if cell["kernel"].endswith("+series"):
             for c in cell["checks"]:
                 if c["name"] == "console":
                     c.update(outcome="fail", reason="1 splat(s): WARNING: at mm/filemap.c",
                              metrics={"splats": 1})
-    d["verdicts"] = compare.verdicts(schema.typed(d))
+    d["verdicts"] = [r.model_dump() for r in compare.verdicts(read.typed(d))]
     console = [r for r in d["verdicts"] if r["check"] == "console"]
     assert console and all(r["verdict"] == "regression" for r in console)
-    assert compare.exit_status(schema.typed(d)) == 1
+    assert compare.exit_status(read.typed(d)) == 1
 
 
 def test_build_break_and_first_broken_commit():
     d = doc("no-build-4k")
-    assert {r["verdict"] for r in compare.verdicts(schema.typed(d))} == {"build-broken"}
-    assert compare.exit_status(schema.typed(d)) == 1
-    title, secs = sections.build(schema.typed(d))
+    assert {r["verdict"] for r in [r.model_dump() for r in compare.verdicts(read.typed(d))]} == {"build-broken"}
+    assert compare.exit_status(read.typed(d)) == 1
+    title, secs = sections.build(read.typed(d))
     md = render.to_markdown(title, secs)
     assert "First commit that does not build: 2" in md
     assert "mm/filemap.c:3995:25: error: implicit declaration" in md or "error: implicit declaration" in md
@@ -83,29 +83,29 @@ def test_build_break_and_first_broken_commit():
 def test_strict_style_fails_on_checkpatch_findings_only_when_asked():
     d = doc("benign-4k")
     d["checkpatch"][0].update(errors=0, warnings=2)
-    assert compare.exit_status(schema.typed(d)) == 0
-    assert compare.exit_status(schema.typed(d), strict_style=True) == 1
+    assert compare.exit_status(read.typed(d)) == 0
+    assert compare.exit_status(read.typed(d), strict_style=True) == 1
 
 
 def test_incomplete_run_without_regression_is_exit_3():
     d = doc("benign-4k")
     d["complete"] = False
-    assert compare.exit_status(schema.typed(d)) == 3
+    assert compare.exit_status(read.typed(d)) == 3
 
 
 def test_report_tables_in_the_mailing_list_shape():
     d = doc("neg-exec-text-4k")
-    d["verdicts"] = compare.verdicts(schema.typed(d))
-    header, rows = tables.check_table(schema.typed(d), "exec-text")
+    d["verdicts"] = [r.model_dump() for r in compare.verdicts(read.typed(d))]
+    header, rows = tables.check_table(read.typed(d), "exec-text")
     assert header == ["exec-text", "4k xfs base", "4k xfs series", "4k erofs base", "4k erofs series"]
     table = {r[0]: r[1:] for r in rows}
     assert table["thp-aligned-64kB"] == ["100.0%", "0%", "100.0%", "0%"]
     assert table["base-page-4kB"] == ["0%", "100.0%", "0%", "100.0%"]
     assert table["outcome"] == ["pass", "fail", "pass", "fail"]
-    vh, vrows = tables.verdict_matrix(schema.typed(d))
+    vh, vrows = tables.verdict_matrix(read.typed(d))
     assert vh == ["check", "4k-xfs", "4k-erofs"]
     assert ["exec-text", "regression", "regression"] in vrows
-    title, secs = sections.build(schema.typed(d))
+    title, secs = sections.build(read.typed(d))
     md = render.to_markdown(title, secs)
     assert md.startswith("# foliofarm: 7.3 vs 7.3+series")
     assert "| 4k-xfs | exec-text | regression | pass → fail | !aligned_pct 100.0 → 0.0 (-100.0)" in md
@@ -120,13 +120,13 @@ def test_report_tables_in_the_mailing_list_shape():
 
 def test_report_has_no_none_cells_full_reasons_plots_in_page_order_and_the_machine(tmp_path):
     d = doc("neg-exec-text-4k")
-    d["verdicts"] = compare.verdicts(schema.typed(d))
+    d["verdicts"] = [r.model_dump() for r in compare.verdicts(read.typed(d))]
     d["verdicts"][0]["series"] = None          # a side that is missing
     long = "make failed: " + "x" * 500 + " THE END"
     d["verdicts"][1].update(verdict="build-broken", series_reason=long)
     d["machine"] = {"cpu": "Test CPU", "qemu": "QEMU emulator version 9", "compiler": "gcc 14"}
     plots = {("exec-text", p): b"\x89PNG" for p in ("64k", "16k", "4k")}
-    title, secs = sections.build(schema.typed(d), plots)
+    title, secs = sections.build(read.typed(d), plots)
     md = render.to_markdown(title, secs)
     assert "None" not in md
     assert "THE END" in md                                   # the reason in full
@@ -137,8 +137,8 @@ def test_report_has_no_none_cells_full_reasons_plots_in_page_order_and_the_machi
 def test_report_txt_fits_a_list_reply():
     from foliofarm.report import text
     d = doc("neg-exec-text-4k")
-    d["verdicts"] = compare.verdicts(schema.typed(d))
-    out = text.render(schema.typed(d))
+    d["verdicts"] = [r.model_dump() for r in compare.verdicts(read.typed(d))]
+    out = text.render(read.typed(d))
     lines = out.splitlines()
     assert max(map(len, lines)) <= 72
     assert "4k-xfs exec-text: regression (pass -> fail)" in out
@@ -153,7 +153,7 @@ def test_report_txt_fits_a_list_reply():
 
 def test_report_writes_md_html_and_plots(tmp_path):
     d = doc("neg-exec-text-4k")
-    md, page = report.write(tmp_path, schema.typed(d))
+    md, page = report.write(tmp_path, read.typed(d))
     assert md.is_file() and page.is_file()
     pngs = sorted(p.name for p in (tmp_path / "plots").iterdir())
     assert pngs == ["exec-text-4k.png"]
@@ -185,7 +185,7 @@ def test_ci_shards_merge_into_one_report(tmp_path):
         d["cells"] = [c for c in d["cells"] if c["fs"] == fs]
         d["run_id"] = f"shard-{fs}"
         d["noise"] = {f"4k-{fs}": {"exec-text": {"mapped_pages": 0.0}}}
-        d["verdicts"] = compare.verdicts(schema.typed(d))
+        d["verdicts"] = [r.model_dump() for r in compare.verdicts(read.typed(d))]
         shard = tmp_path / fs
         shard.mkdir()
         (shard / "results.json").write_text(json.dumps(d))
@@ -195,7 +195,7 @@ def test_ci_shards_merge_into_one_report(tmp_path):
     merged = json.loads((tmp_path / "all" / "results.json").read_text())
     assert merged["merged_from"] == ["shard-xfs", "shard-erofs"]
     assert set(merged["noise"]) == {"4k-xfs", "4k-erofs"}         # each shard's own noise
-    assert merged["verdicts"] == compare.verdicts(schema.typed(full))
+    assert read.typed(merged).verdicts == compare.verdicts(read.typed(full))
     assert len(merged["kernels"]) == len(full["kernels"])      # the shared kernels once
     assert "| check | 4k-xfs | 4k-erofs |" in (tmp_path / "all" / "report.md").read_text()
     # one JUnit file for the CI server: every shard's cells and the verdicts
@@ -227,7 +227,7 @@ def test_a_figure_that_moves_inside_the_bounds_is_changed_or_a_regression():
     d, base, series = _pair("benign-4k", "exec-text")
     assert base["outcome"] == series["outcome"] == "pass"
     series["metrics"]["aligned_pct"] = 92.1
-    rows = {(r["fs"], r["check"]): r for r in compare.verdicts(schema.typed(d))}
+    rows = {(r["fs"], r["check"]): r for r in [r.model_dump() for r in compare.verdicts(read.typed(d))]}
     r = rows[("xfs", "exec-text")]
     assert r["verdict"] == "regression"
     moved = {f["metric"]: f for f in r["changed"]}
@@ -236,31 +236,31 @@ def test_a_figure_that_moves_inside_the_bounds_is_changed_or_a_regression():
     # a move the right way, or of a figure with no direction, is news but no regression
     series["metrics"]["aligned_pct"] = base["metrics"]["aligned_pct"]
     series["metrics"]["mapped_pages"] += 16
-    r = {(x["fs"], x["check"]): x for x in compare.verdicts(schema.typed(d))}[("xfs", "exec-text")]
+    r = {(x["fs"], x["check"]): x for x in [r.model_dump() for r in compare.verdicts(read.typed(d))]}[("xfs", "exec-text")]
     assert r["verdict"] == "changed" and not any(f["regression"] for f in r["changed"])
-    d["verdicts"] = compare.verdicts(schema.typed(d))
-    assert compare.exit_status(schema.typed(d)) == 0
+    d["verdicts"] = [r.model_dump() for r in compare.verdicts(read.typed(d))]
+    assert compare.exit_status(read.typed(d)) == 0
 
 
 def test_a_larger_exec_folio_is_a_regression_of_an_exact_figure():
     d, base, series = _pair("benign-4k", "exec-text")
     series["metrics"]["max_folio_kb"] = 128
     series["metrics"]["folio_kb_hist"] = {"128": series["metrics"]["mapped_pages"]}
-    r = {(x["fs"], x["check"]): x for x in compare.verdicts(schema.typed(d))}[("xfs", "exec-text")]
+    r = {(x["fs"], x["check"]): x for x in [r.model_dump() for r in compare.verdicts(read.typed(d))]}[("xfs", "exec-text")]
     assert r["verdict"] == "regression"
     assert {f["metric"] for f in r["changed"] if f["regression"]} >= {"max_folio_kb", "folio_kb_hist.128"}
-    d["verdicts"] = compare.verdicts(schema.typed(d))
-    assert compare.exit_status(schema.typed(d)) == 1
+    d["verdicts"] = [r.model_dump() for r in compare.verdicts(read.typed(d))]
+    assert compare.exit_status(read.typed(d)) == 1
 
 
 def test_noise_measured_on_the_base_absorbs_a_move_within_it():
     d, base, series = _pair("benign-4k", "exec-text")
     series["metrics"]["mapped_pages"] += 2
     d["noise"] = {"4k-xfs": {"exec-text": {"mapped_pages": 2.0}}}
-    r = {(x["fs"], x["check"]): x for x in compare.verdicts(schema.typed(d))}[("xfs", "exec-text")]
+    r = {(x["fs"], x["check"]): x for x in [r.model_dump() for r in compare.verdicts(read.typed(d))]}[("xfs", "exec-text")]
     assert r["verdict"] == "pass" and r["changed"] == []
     series["metrics"]["mapped_pages"] += 1
-    r = {(x["fs"], x["check"]): x for x in compare.verdicts(schema.typed(d))}[("xfs", "exec-text")]
+    r = {(x["fs"], x["check"]): x for x in [r.model_dump() for r in compare.verdicts(read.typed(d))]}[("xfs", "exec-text")]
     assert r["verdict"] == "changed"
 
 
@@ -295,7 +295,7 @@ def test_a_move_a_second_series_boot_does_not_repeat_is_noise():
     fs = matrix.filesystems()["xfs"]
     cell = matrix.Cell(page, fs, d["sides"]["series"]["kernel"])
     chk = catalogue.by_name()["exec-text"]
-    (c, k, moved), = moved_pairs(schema.typed(d), [cell], [chk])
+    (c, k, moved), = moved_pairs(read.typed(d), [cell], [chk])
     assert {f["metric"] for f in moved} == {"mapped_pages", "max_folio_kb"}
     # the second boot measures mapped_pages as on the base, max_folio_kb as on the first boot
     again = dict(series["metrics"], mapped_pages=base["metrics"]["mapped_pages"])
@@ -303,10 +303,10 @@ def test_a_move_a_second_series_boot_does_not_repeat_is_noise():
     assert u.metric == "mapped_pages" and noise == {"4k-xfs": {"exec-text": {"mapped_pages": 16.0}}}
     d["unconfirmed"] = [u.model_dump(exclude_unset=True)]         # as the run records them
     d.setdefault("noise", {}).setdefault("4k-xfs", {}).setdefault("exec-text", {}).update(noise["4k-xfs"]["exec-text"])
-    r = {(x["fs"], x["check"]): x for x in compare.verdicts(schema.typed(d))}[("xfs", "exec-text")]
+    r = {(x["fs"], x["check"]): x for x in [r.model_dump() for r in compare.verdicts(read.typed(d))]}[("xfs", "exec-text")]
     assert [f["metric"] for f in r["changed"]] == ["max_folio_kb"] and r["verdict"] == "regression"
-    d["verdicts"] = compare.verdicts(schema.typed(d))
-    assert "Unconfirmed moves" in render.to_markdown(*sections.build(schema.typed(d)))
+    d["verdicts"] = [r.model_dump() for r in compare.verdicts(read.typed(d))]
+    assert "Unconfirmed moves" in render.to_markdown(*sections.build(read.typed(d)))
 
 
 def test_a_killed_runs_results_get_their_verdicts_from_report(tmp_path):
@@ -318,7 +318,8 @@ def test_a_killed_runs_results_get_their_verdicts_from_report(tmp_path):
     from foliofarm.run.closing import close
     d = doc("neg-exec-text-4k")
     w = ResultsWriter(tmp_path, ["foliofarm", "run"], run_id="killed")
-    w.doc.update({k: v for k, v in d.items() if k not in ("verdicts", "run_id", "complete")})
+    w.doc = read.typed({**read.written(w.doc), **{k: v for k, v in d.items()
+                                                  if k not in ("verdicts", "run_id", "complete")}})
     w.flush()
     on_disk = json.loads((tmp_path / "killed" / "results.json").read_text())
     assert "verdicts" not in on_disk and on_disk["cells"] == d["cells"]
@@ -338,7 +339,7 @@ def test_a_timing_figure_never_makes_news():
     series["metrics"]["thpmaps_seconds"] = 6.6
     base["metrics"]["thpmaps_seconds"] = 9.35
     series["metrics"]["transfer_seconds"] = 40.0
-    r = {(x["fs"], x["check"]): x for x in compare.verdicts(schema.typed(d))}[("xfs", "exec-text")]
+    r = {(x["fs"], x["check"]): x for x in [r.model_dump() for r in compare.verdicts(read.typed(d))]}[("xfs", "exec-text")]
     assert r["verdict"] == "pass" and r["changed"] == []
 
 
@@ -376,30 +377,30 @@ def _died(doc, kernel, page):
 def test_a_series_kernel_that_dies_booting_is_a_regression_quoting_it():
     d = doc("benign-4k")
     _died(d, d["sides"]["series"]["kernel"], "4k")
-    rows = [r for r in compare.verdicts(schema.typed(d)) if not r.get("subtest_of")]
+    rows = [r for r in [r.model_dump() for r in compare.verdicts(read.typed(d))] if not r.get("subtest_of")]
     assert rows and {r["verdict"] for r in rows} == {"regression"}
     assert all("kernel BUG at mm/filemap.c" in r["series_reason"] for r in rows)
-    d["verdicts"] = compare.verdicts(schema.typed(d))
-    assert compare.exit_status(schema.typed(d)) == 1
+    d["verdicts"] = [r.model_dump() for r in compare.verdicts(read.typed(d))]
+    assert compare.exit_status(read.typed(d)) == 1
 
 
 def test_both_kernels_dying_while_booting_is_an_error_not_the_series():
     d = doc("benign-4k")
     _died(d, d["sides"]["series"]["kernel"], "4k")
     _died(d, d["sides"]["base"]["kernel"], "4k")
-    rows = [r for r in compare.verdicts(schema.typed(d)) if not r.get("subtest_of")]
+    rows = [r for r in [r.model_dump() for r in compare.verdicts(read.typed(d))] if not r.get("subtest_of")]
     assert {r["verdict"] for r in rows} == {"error"}
     assert all(r["series_reason"].startswith("both kernels died while booting") for r in rows)
-    d["verdicts"] = compare.verdicts(schema.typed(d))
-    assert compare.exit_status(schema.typed(d)) == 3
+    d["verdicts"] = [r.model_dump() for r in compare.verdicts(read.typed(d))]
+    assert compare.exit_status(read.typed(d)) == 3
 
 
 def test_the_list_reply_says_once_per_cell_that_a_kernel_died_booting():
     from foliofarm.report import text
     d = doc("benign-4k")
     _died(d, d["sides"]["series"]["kernel"], "4k")
-    d["verdicts"] = compare.verdicts(schema.typed(d))
-    out = text.render(schema.typed(d))
+    d["verdicts"] = [r.model_dump() for r in compare.verdicts(read.typed(d))]
+    out = text.render(read.typed(d))
     assert "4k-xfs: every check regression (3 checks): the series kernel died while booting" in \
         " ".join(out.split())
     assert out.count("kernel BUG at mm/filemap.c:1102!") == 1
@@ -415,7 +416,7 @@ def test_a_known_failure_stopping_one_result_sooner_is_not_fixed():
     on the base, after 7 on the series; neither the results it never printed
     nor a name past the cut list of failures is a failure gone away."""
     base, series = bailouts()
-    rows = compare.subtest_rows("16k", "xfs", "mm-selftests", base, series)
+    rows = [r.model_dump() for r in compare.subtest_rows("16k", "xfs", "mm-selftests", base, series)]
     split = next(r for r in rows if r["check"] == "mm-selftests: split_huge_page_test /tmp/mm-fs")
     assert split["verdict"] == "xfail"
     assert not [r for r in rows if r["verdict"] in ("fixed", "regression")]

@@ -19,7 +19,7 @@ from foliofarm.boot.splat import scan
 from foliofarm.judge import catalogue, checks, compare
 from foliofarm.judge.catalogue import Kind
 from foliofarm.matrix import Cell, filesystems, page_sizes
-from foliofarm.results import schema
+from foliofarm.results import read
 from foliofarm.results.writer import ResultsWriter
 from foliofarm.watch import tester
 
@@ -51,7 +51,8 @@ class Again:
 def setup(tmp_path):
     w = ResultsWriter(tmp_path, ["foliofarm", "run"], run_id="first")
     doc = json.loads(FIRST.read_text())
-    w.doc.update({k: doc[k] for k in ("cells", "sides", "series", "kernels", "noise") if k in doc})
+    w.doc = read.typed({**read.written(w.doc), **{k: doc[k] for k in ("cells", "sides", "series", "kernels", "noise")
+                                                   if k in doc}})
     checks = catalogue.select("exec-text,mmap-miss")
     said: list[str] = []
     ctx = Context(writer=w, cache=tmp_path, checks=checks, accel="tcg", boot_timeout=60,
@@ -70,19 +71,25 @@ def dump(text):
 
 def exit_status(w):
     """The run's exit status, its verdicts judged from its cells as the writer does."""
-    return compare.exit_status(schema.typed({**w.doc, "verdicts": compare.verdicts(w.results()), "complete": True}))
+    return compare.exit_status(w.results().model_copy(update={"verdicts": compare.verdicts(w.results()), "complete": True}))
 
 
 def recorded(ctx, cell, name):
     """The writer's own entry for ``name`` on ``cell`` (to read, or to set up a case)."""
-    for c in ctx.writer.doc["cells"]:
-        if c["id"] == cell.id:
-            return next((x for x in c["checks"] if x["name"] == name), None)
+    for c in ctx.writer.doc.cells:
+        if c.id == cell.id:
+            return next((x for x in c.checks if x.name == name), None)
     return None
 
 
+def update(entry, **fields):
+    """Set up a case: ``entry`` (the writer's own) with ``fields`` in place."""
+    for k, v in fields.items():
+        setattr(entry, k, v)
+
+
 def verdict(w, check="exec-text"):
-    return next(r["verdict"] for r in compare.verdicts(w.results()) if r["check"] == check)
+    return next(r["verdict"] for r in [r.model_dump() for r in compare.verdicts(w.results())] if r["check"] == check)
 
 
 def test_a_regression_that_repeats_on_both_sides_stands(tmp_path):
@@ -102,7 +109,7 @@ def test_a_regression_that_repeats_on_both_sides_stands(tmp_path):
     assert verdict(w) == "regression"
     assert exit_status(w) == 1
     entry = recorded(ctx, series.cells[0], "exec-text")
-    assert entry["confirmed"] is True and "the base passed again" in entry["again"]
+    assert entry.confirmed is True and "the base passed again" in entry.again
 
 
 def test_a_regression_the_second_boot_does_not_repeat_is_flaky_and_no_news(tmp_path):
@@ -110,7 +117,7 @@ def test_a_regression_the_second_boot_does_not_repeat_is_flaky_and_no_news(tmp_p
     confirm.series(ctx, series, lambda c, k, label, pairs: Again({"ext4/exec-text": dump(BASE_DUMP)}))
     assert verdict(w) == "flaky"
     assert exit_status(w) == 0
-    row = next(r for r in compare.verdicts(w.results()) if r["check"] == "exec-text")
+    row = next(r for r in [r.model_dump() for r in compare.verdicts(w.results())] if r["check"] == "exec-text")
     assert "not confirmed: pass on a second boot" in row["series_reason"]
     w.flush()
     assert not tester.news(w.dir)            # nothing to mail
@@ -122,7 +129,7 @@ def test_a_second_boot_that_cannot_tell_leaves_the_regression_standing(tmp_path)
         {"ext4/exec-text": Measurement(kind=Kind.ERROR, reason="guest hung before the shell")}
         if k is series else {"ext4/exec-text": dump(BASE_DUMP)}))
     assert verdict(w) == "regression"
-    assert "stands: the second boot could not tell" in recorded(ctx, series.cells[0], "exec-text")["again"]
+    assert "stands: the second boot could not tell" in recorded(ctx, series.cells[0], "exec-text").again
 
 
 def test_a_new_splat_is_booted_again_with_the_checks_it_was_seen_during(tmp_path):
@@ -130,9 +137,10 @@ def test_a_new_splat_is_booted_again_with_the_checks_it_was_seen_during(tmp_path
     cell = series.cells[0]
     # the series' first boot logged a warning during mmap-miss (its figures as the base's)
     entry = recorded(ctx, cell, "console")
-    entry.update(outcome="fail", reason="1 report(s): warning: WARNING: CPU: 0 PID: 1 at mm/filemap.c:1 "
-                 "(during mmap-miss)", metrics={"splats": 1})
-    recorded(ctx, cell, "exec-text").update(recorded(ctx, base.cells[0], "exec-text"))
+    update(entry, outcome="fail", reason="1 report(s): warning: WARNING: CPU: 0 PID: 1 at mm/filemap.c:1 "
+           "(during mmap-miss)", metrics={"splats": 1})
+    base_entry = recorded(ctx, base.cells[0], "exec-text")
+    update(recorded(ctx, cell, "exec-text"), **{k: getattr(base_entry, k) for k in ("outcome", "reason", "metrics")})
     assert confirm.regressions(ctx, series) == [(cell, "console")]
     booted = []
 
@@ -146,7 +154,8 @@ def test_a_new_splat_is_booted_again_with_the_checks_it_was_seen_during(tmp_path
     assert verdict(w, "console") == "regression"
     # the same, but the warning does not come back: flaky
     w2, ctx2, _, series2, _ = setup(tmp_path / "2")
-    recorded(ctx2, series2.cells[0], "console").update(entry)
+    update(recorded(ctx2, series2.cells[0], "console"), outcome=entry.outcome, reason=entry.reason,
+           metrics=dict(entry.metrics))
     confirm.series(ctx2, series2, lambda c, k, label, pairs: Again({}))
     assert verdict(w2, "console") == "flaky"
 
@@ -164,18 +173,18 @@ def test_a_lockup_under_host_load_is_booted_again_and_replaced(tmp_path):
 
     assert confirm.lockups(ctx, base, first, again) is True
     assert calls == [("", ["exec-text", "mmap-miss"])]      # recorded anew: no label
-    [moved] = w.doc["booted_again"]
-    assert moved["cell"] == cell.id and "2.40 per core" in moved["why"] and "soft-lockup" in moved["why"]
+    [moved] = w.doc.booted_again
+    assert moved.cell == cell.id and "2.40 per core" in moved.why and "soft-lockup" in moved.why
     # the first boot's results are gone; the second's alone stand
-    [only] = next(c for c in w.doc["cells"] if c["id"] == cell.id)["checks"]
-    assert only["outcome"] == "pass"
+    [only] = next(c for c in w.doc.cells if c.id == cell.id).checks
+    assert only.outcome == "pass"
 
 
 def test_a_lockup_on_an_idle_host_counts(tmp_path):
     w, ctx, base, series, said = setup(tmp_path)
     first = Again({}, splats=[LOCKUP], boots=[Boot("ext4", [0.3, 0.5])])
     assert confirm.lockups(ctx, base, first, lambda *a: AssertionError("no second boot")) is False
-    assert "booted_again" not in w.doc
+    assert not w.doc.booted_again
     # and a warning is no lockup, whatever the load
     warn = Again({}, splats=["warning: WARNING: CPU: 0 PID: 1 at mm/filemap.c:1"],
                  boots=[Boot("ext4", [3.0])])

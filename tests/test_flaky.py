@@ -20,7 +20,7 @@ from foliofarm.matrix import Cell, filesystems, page_sizes
 from foliofarm.measure import confirm, history, ktap, passes
 from foliofarm.measure.cells import Context, Kernel
 from foliofarm.report import kcidb, text
-from foliofarm.results import schema
+from foliofarm.results import read, schema
 from foliofarm.run import closing
 from foliofarm.results.junit import junit_xml
 from foliofarm.results.writer import ResultsWriter
@@ -91,7 +91,7 @@ def rmap_of(doc, cell):
 def test_rmap_failing_in_the_first_boot_and_passing_in_the_repeat_is_flaky_and_no_failure(tmp_path, parser_dir):
     w, ctx, k = run(tmp_path, parser_dir)
     assert noise_run(ctx, k, FAILS, PASSES_AGAIN) == 0
-    doc = schema.load(w.dir / "results.json")          # as written, read back
+    doc = read.load(w.dir / "results.json")          # as written, read back
     for cell in ("64k-ext4-7.3", "64k-xfs-7.3", "64k-erofs-7.3"):
         chk, rmap = rmap_of(doc, cell)
         assert chk["outcome"] == "flaky" and rmap["outcome"] == "flaky"
@@ -104,15 +104,15 @@ def test_rmap_failing_in_the_first_boot_and_passing_in_the_repeat_is_flaky_and_n
     assert ("ext4", "mm-selftests: rmap") in found      # the test, as its own result
     assert ("ext4", "mm-selftests: rmap: migrate.anon") not in found   # passed in both: steady
     # shown where a person reads it
-    said = " ".join(text.render(schema.typed(doc)).split())     # as wrapped for a mail
+    said = " ".join(text.render(read.typed(doc)).split())     # as wrapped for a mail
     assert "Flaky results" in said and f"64k-ext4 7.3 {RMAP}: failed 1 of 2 boots" in said
-    assert "flakyFailure" in junit_xml(doc)
+    assert "flakyFailure" in junit_xml(read.typed(doc))
 
 
 def test_rmap_failing_in_both_boots_of_the_run_fails_it(tmp_path, parser_dir):
     w, ctx, k = run(tmp_path, parser_dir)
     assert noise_run(ctx, k, FAILS, FAILS) == 1
-    doc = schema.load(w.dir / "results.json")
+    doc = read.load(w.dir / "results.json")
     chk, rmap = rmap_of(doc, "64k-ext4-7.3")
     assert chk["outcome"] == "fail" and rmap["outcome"] == "fail"
     assert not doc.get("flaky")
@@ -126,7 +126,7 @@ def test_with_noise_only_the_runs_own_boots_decide(tmp_path, parser_dir):
     w2, ctx2, k2 = run(tmp_path / "2", parser_dir, run_id="r2")
     ctx2.cache = ctx.cache
     assert noise_run(ctx2, k2, FAILS, FAILS) == 1
-    assert rmap_of(schema.load(w2.dir / "results.json"), "64k-ext4-7.3")[1]["outcome"] == "fail"
+    assert rmap_of(read.load(w2.dir / "results.json"), "64k-ext4-7.3")[1]["outcome"] == "fail"
 
 
 def test_without_noise_the_history_decides(tmp_path, parser_dir):
@@ -139,7 +139,7 @@ def test_without_noise_the_history_decides(tmp_path, parser_dir):
     first_boot(ctx2, k2, boot(ctx2, k2, FAILS))
     history.record_flaky(ctx2, k2)
     assert closing.close(w, True) == 0
-    doc = schema.load(w.dir / "results.json")
+    doc = read.load(w.dir / "results.json")
     chk, rmap = rmap_of(doc, "64k-xfs-7.3")
     assert rmap["outcome"] == "flaky" and "failed 1 of 2 boots, this kernel's boots" in rmap["reason"]
     f = next(f for f in doc["flaky"] if f["fs"] == "xfs" and f["result"] == RMAP)
@@ -214,7 +214,7 @@ class Again:
 
 
 def verdict_of(w):
-    return next(r for r in compare.verdicts(w.results()) if r["check"] == "mm-selftests" and r["fs"] == "ext4")
+    return next(r for r in [r.model_dump() for r in compare.verdicts(w.results())] if r["check"] == "mm-selftests" and r["fs"] == "ext4")
 
 
 def test_a_series_failing_a_base_flaky_result_in_every_boot_it_needs_is_a_confirmed_regression(
@@ -250,7 +250,7 @@ def test_a_series_passing_a_base_flaky_result_in_an_extra_boot_is_flaky(tmp_path
     confirm.series(ctx, series, again)
     row = verdict_of(w)
     assert row["verdict"] == "flaky" and "passed it in boot 4" in row["series_reason"]
-    assert compare.exit_status(schema.typed({**w.doc, "complete": True, "verdicts": compare.verdicts(w.results())})) == 0
+    assert compare.exit_status(w.results().model_copy(update={"complete": True, "verdicts": compare.verdicts(w.results())})) == 0
 
 
 def test_a_result_the_base_never_failed_stands_on_two_failures(tmp_path, parser_dir):
@@ -313,4 +313,4 @@ def test_each_page_sizes_list_is_its_own(tmp_path, parser_dir):
     w, ctx, k = run(tmp_path, parser_dir)
     noise_run(ctx, k, FAILS, PASSES)
     w.set_flaky("7.3", "4k", [])
-    assert any(f["page_size"] == "64k" for f in w.doc["flaky"])
+    assert any(f.page_size == "64k" for f in w.doc.flaky)

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from kcidb_io import schema as kcidb_schema
 
-from foliofarm.results import schema
+from foliofarm.results import read
 from foliofarm.cli import main
 from foliofarm.report import kcidb
 
@@ -29,7 +29,7 @@ def convert(tmp_path: Path, name: str, capsys) -> dict:
 
 
 def test_a_default_run_has_every_cell_check_and_selftest(tmp_path, capsys):
-    doc = schema.typed(schema.load(DATA / "default-run-7.3.json"))
+    doc = read.typed(read.load(DATA / "default-run-7.3.json"))
     data = convert(tmp_path, "default-run-7.3.json", capsys)
     assert data["version"] == {"major": kcidb_schema.LATEST.major, "minor": kcidb_schema.LATEST.minor}
     assert [c["id"] for c in data["checkouts"]] == [f"foliofarm:{doc.run_id}:7.3"]

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from foliofarm.judge.measurement import Measurement
-from foliofarm.results import schema
+from foliofarm.results import read, schema
 from foliofarm.intake import source
 from foliofarm.measure import ktap
 from foliofarm.judge import compare, selftests
@@ -165,7 +165,7 @@ def test_verdict_per_test_base_against_series():
               {"name": "khugepaged", "outcome": "pass", "inner": {"pass": 6, "fail": 0, "skip": 1}},
               {"name": "gup_test", "outcome": "pass", "inner": {"pass": 8, "fail": 0, "skip": 0}}]
     doc = two_sided(cell("7.3", base), cell("7.3+s", series))
-    rows = {r["check"]: r for r in compare.verdicts(schema.typed(doc))}
+    rows = {r["check"]: r for r in [r.model_dump() for r in compare.verdicts(read.typed(doc))]}
     assert rows["mm-selftests: cow"]["verdict"] == "regression"
     assert "newly failing: b" in rows["mm-selftests: cow"]["series_reason"]
     assert rows["mm-selftests: rmap"]["verdict"] == "pass"
@@ -186,7 +186,7 @@ def test_a_count_that_moved_between_clean_boots_is_noise():
     series = [{"name": "gup_test", "outcome": "pass", "inner": {"pass": 8, "fail": 0, "skip": 0}}]
     doc = two_sided(cell("7.3", base, "pass"), cell("7.3+s", series, "pass"),
                     noise={"16k-xfs": {"mm-selftests": {"results:gup_test": 1.0}}})
-    rows = {r["check"]: r for r in compare.verdicts(schema.typed(doc))}
+    rows = {r["check"]: r for r in [r.model_dump() for r in compare.verdicts(read.typed(doc))]}
     assert rows["mm-selftests: gup_test"]["verdict"] == "pass"
     assert rows["mm-selftests"]["verdict"] == "pass"
 
@@ -206,7 +206,7 @@ def test_a_known_failure_that_bails_out_elsewhere_is_no_news():
 
     def judged(base, series):
         doc = two_sided(cell("7.3", base, "pass"), cell("7.3+s", series, "pass"))
-        return {r["check"]: r for r in compare.verdicts(schema.typed(doc))}
+        return {r["check"]: r for r in [r.model_dump() for r in compare.verdicts(read.typed(doc))]}
 
     rows = judged(t(71, 83), t(70, 80)[:1] + flaky_passed)
     assert rows["mm-selftests: pagemap_ioctl"]["verdict"] == "xfail"
@@ -289,7 +289,7 @@ def test_a_known_flaky_failure_is_no_news_either_way():
     assert a[3][0].flaky and a[3][0].outcome == "xfail"
     assert c[0] == "fail"       # bailing out earlier is not the known way
     doc = two_sided(cell("7.3", b[3], "pass"), cell("7.3+s", a[3], "pass"))
-    rows = {r["check"]: r["verdict"] for r in compare.verdicts(schema.typed(doc))}
+    rows = {r["check"]: r["verdict"] for r in [r.model_dump() for r in compare.verdicts(read.typed(doc))]}
     assert rows["mm-selftests: khugepaged"] == "pass"
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from foliofarm.results import read
 from foliofarm.errors import UsageError
 from foliofarm.judge.catalogue import Kind, by_name
 from foliofarm.judge.checks import judge_measurement
@@ -183,7 +184,6 @@ def test_a_real_lava_job_is_judged_as_the_farms_own_boot_of_the_cell(tmp_path):
     import sys
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
     import same_results
-    from foliofarm.results import schema
     src = Path(__file__).parent / "data" / "lava" / "4k-ext4-7.3"
     job = tmp_path / "4k-ext4-7.3"
     job.mkdir()
@@ -194,7 +194,7 @@ def test_a_real_lava_job_is_judged_as_the_farms_own_boot_of_the_cell(tmp_path):
     assert len(records) == len((job / log.LOG).read_text().splitlines())
     assert sum(1 for r in records if r.get("lvl") == "results") == 27
     run_dir = log.read_jobs([job], tmp_path / "judged", ["test"])
-    lava = schema.load(run_dir / "results.json")
+    lava = read.load(run_dir / "results.json")
     farm = json.loads((DATA / "split-run-7.3.json").read_text())
     farm["cells"] = [c for c in farm["cells"] if c["id"] == "4k-ext4-7.3"]
     farm["noise"] = {}

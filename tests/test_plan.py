@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from foliofarm.results import read
 from foliofarm import matrix
 from foliofarm.run import plan
 from foliofarm.errors import UsageError
@@ -156,7 +157,7 @@ def test_a_series_measures_the_base_then_the_series_applied(tmp_path, ground):
     assert seen == [Seen("measure", "7.3", Role.BASE, BASE),
                     Seen("measure", "7.3+series", Role.SERIES, PATCHED)]
     assert (src.tree / "mm" / "filemap.c").read_text() == BASE, "the tree is back at its base"
-    doc = g.writer.doc
+    doc = read.written(g.writer.doc)
     assert [p["subject"] for p in doc["series"]["patches"]] == ["mm: int b2;", "mm: int c2;"]
     assert len(doc["series"]["commits"]) == 2
     assert doc["sides"] == {"base": {"kernel": "7.3", "origin": "fake 7.3"},
@@ -192,7 +193,7 @@ def test_each_commit_builds_every_commit_before_the_tip_then_records_the_tip(tmp
                                                         ("measure", Role.SERIES, PATCHED)]
     first = "int a;\nint b2;\nint c;\n"
     assert builder.built == [("4k", first), ("16k", first)]
-    rows = [(e["number"], e["page_size"], e["ok"]) for e in g.writer.doc["each_commit"]]
+    rows = [(e["number"], e["page_size"], e["ok"]) for e in read.written(g.writer.doc)["each_commit"]]
     assert rows == [(1, "4k", True), (1, "16k", True), (2, "4k", True), (2, "16k", True)]
 
 
@@ -203,7 +204,7 @@ def test_compare_measures_two_versions_in_order(tmp_path, ground):
     g = ground(Builder())
     seen = drive(g, options(tmp_path, kernel=str(a), compare=str(b)), src)
     assert [(s.source, s.role) for s in seen] == [("7.3", Role.BASE), ("7.2", Role.SERIES)]
-    assert g.writer.doc["sides"]["series"]["kernel"] == "7.2"
+    assert g.writer.doc.sides.series.kernel == "7.2"
 
 
 def test_compare_with_the_same_version_is_refused_before_any_step(tmp_path, ground):
@@ -254,7 +255,7 @@ def test_a_followed_tree_puts_the_series_on_the_branch_it_was_written_for(tmp_pa
     on_new = "int a_new;\nint b;\nint c;\n"
     assert [(s.role, s.tree) for s in seen] == [
         (Role.BASE, on_new), (Role.SERIES, "int a_newer;\nint b;\nint c;\n")]
-    base = g.writer.doc["series"]["base"]
+    base = read.written(g.writer.doc)["series"]["base"]
     assert (base["branch"], base["commit"]) == ("mm-new", new_head)
     assert base["attempts"] and base["attempts"][0].startswith("mm-stable at ")
     # the same series against a tree with no such line anywhere

@@ -9,7 +9,7 @@ from foliofarm.judge import catalogue, checks
 from foliofarm.results.judged import result
 from foliofarm.matrix import Cell
 from foliofarm.judge.compare import exit_status
-from foliofarm.results import schema
+from foliofarm.results import read
 from foliofarm.results.writer import ResultsWriter
 from foliofarm.run.closing import close
 
@@ -61,7 +61,7 @@ def test_junit_has_a_suite_per_cell_and_outcomes(tmp_path):
 def test_junit_has_the_verdicts_of_a_series_run_with_times():
     from foliofarm.results.junit import junit_xml
     d = json.loads((Path(__file__).parent / "data" / "results" / "neg-exec-text-4k.json").read_text())
-    root = ET.fromstring(junit_xml(d).split("\n", 1)[1])
+    root = ET.fromstring(junit_xml(read.typed(d)).split("\n", 1)[1])
     suites = {s.get("name"): s for s in root}
     v = suites["verdicts 7.3 -> 7.3+series"]
     cases = {(c.get("classname"), c.get("name")): c for c in v.iter("testcase")}
@@ -82,7 +82,7 @@ def test_exit_status():
         checks_ = d["cells"][0]["checks"]
         for c, o in zip(checks_, outcomes):
             c["outcome"] = o
-        return schema.typed(d)
+        return read.typed(d)
     assert exit_status(doc()) == 0
     assert exit_status(doc("pass", "xfail", "skip", "xpass")) == 0
     assert exit_status(doc("pass", "fail")) == 1

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from foliofarm.cli import main as cli_main
-from foliofarm.results import schema
+from foliofarm.results import read
 
 DATA = Path(__file__).resolve().parent / "data" / "results"
 RECORDED = sorted(DATA.glob("*.json"))
@@ -137,9 +137,9 @@ def test_the_judge_and_the_writer_refuse_what_the_reader_would(tmp_path):
     changed = judged.result("exec-text", Outcome.PASS, "", {"faults": 3})
     changed.metrics["faults"] = {"not": "a figure"}
     w.record(cell, changed)
-    entries = w.doc["cells"][0]["checks"]
+    entries = read.written(w.doc)["cells"][0]["checks"]
     assert [e["outcome"] for e in entries] == ["error", "error"]
     assert "schema refuses" in entries[1]["reason"]
     assert (w.dir / "cells" / cell.id / "exec-text.refused.json").is_file()
     close(w, True)
-    schema.load(w.dir / "results.json")
+    read.load(w.dir / "results.json")

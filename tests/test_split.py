@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from foliofarm.results import read
 from foliofarm.judge.measurement import Measurement
 from foliofarm.measure import ktap, split
 from foliofarm.judge.catalogue import by_name
@@ -124,9 +125,8 @@ def test_a_split_run_judges_the_selftests_as_an_unsplit_run_did():
     import sys
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
     import same_results
-    from foliofarm.results import schema
     data = Path(__file__).parent / "data" / "results"
-    before, after = (schema.load(data / n) for n in ("default-run-7.3.json", "split-run-7.3.json"))
+    before, after = (read.load(data / n) for n in ("default-run-7.3.json", "split-run-7.3.json"))
     st = {k: v for k, v in same_results.table(after).items() if k[2] == "mm-selftests"}
     assert len(st) == 9 and all(len(v["tests"]) == 43 for v in st.values())
     # the tests that take the cell's folder ran in ext4 and XFS, and skip on
@@ -204,9 +204,8 @@ def test_the_race_part_judges_the_selftests_as_one_page_part_did():
     import sys
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
     import same_results
-    from foliofarm.results import schema
     data = Path(__file__).parent / "data" / "results"
-    before, after = (schema.load(data / n) for n in ("split-run-7.3.json", "race-run-7.3.json"))
+    before, after = (read.load(data / n) for n in ("split-run-7.3.json", "race-run-7.3.json"))
     races = [b for b in after["boots"] if b.get("fs") == "nofs-race"]
     assert sorted(b["page_size"] for b in races) == ["16k", "4k", "64k"]
     assert all("thread=multi" in b["qemu"] for b in races)

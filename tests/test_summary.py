@@ -7,7 +7,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from foliofarm.results import schema
+from foliofarm.results import read
 from foliofarm.report import summary
 from foliofarm.judge import catalogue, compare
 
@@ -26,7 +26,7 @@ def full_matrix() -> dict:
                 cells.append(c)
     d["cells"] = cells
     d["cells"][-1]["checks"][0]["outcome"] = "fail"
-    d["verdicts"] = compare.verdicts(schema.typed(d))
+    d["verdicts"] = [r.model_dump() for r in compare.verdicts(read.typed(d))]
     return d
 
 
@@ -34,8 +34,8 @@ def render(width: int) -> str:
     d = full_matrix()
     buf = io.StringIO()
     console = Console(file=buf, width=width, force_terminal=False, color_system=None)
-    summary.print_table(schema.typed(d), list(catalogue.by_name()), console)
-    summary.print_verdicts(schema.typed(d), console)
+    summary.print_table(read.typed(d), list(catalogue.by_name()), console)
+    summary.print_verdicts(read.typed(d), console)
     return buf.getvalue()
 
 

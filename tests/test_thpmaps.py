@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from foliofarm.results import schema
+from foliofarm.results import read
 from foliofarm.report import tables
 from foliofarm.judge import catalogue, checks, smaps
 from foliofarm.results.schema import CheckResult
@@ -153,7 +153,7 @@ def test_report_shows_each_cell_rows_with_the_reason_for_differences():
         o = judge(recorded(page), page)
         doc["cells"].append({"id": f"{page}-{CELLS[page][0]}-7.3", "page_size": page, "fs": CELLS[page][0],
                              "kernel": "7.3", "checks": [o.written()]})
-    blocks = tables.crosscheck_tables(schema.typed(doc), "thpmaps")
+    blocks = tables.crosscheck_tables(read.typed(doc), "thpmaps")
     text = repr(blocks)
     assert "64k erofs 7.3: 0 disagreement(s), 1 difference(s) explained." in text
     assert "thpmaps counts large folios only" in text

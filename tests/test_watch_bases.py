@@ -43,7 +43,7 @@ from foliofarm.intake import source
 from foliofarm.intake.source import GIT_IDENTITY
 from foliofarm.paths import cache_dir
 from foliofarm.report import readback
-from foliofarm.results import schema
+from foliofarm.results import read
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from inbox import LIST, EX, Inbox, example_series, git_daemon, mail, needs_public_inbox  # noqa: E402
@@ -149,7 +149,7 @@ def post(ib: Inbox, patches: list[tuple[str, str]], tag: str, cover: str | None 
 
 def boots(run_dir: str) -> tuple[list[dict], list[dict]]:
     """(base boots, series boots) of a run, as results.json records them."""
-    doc = schema.plain(readback(Path(run_dir) / "results.json"))
+    doc = read.plain(readback(Path(run_dir) / "results.json"))
     base = doc["sides"]["base"]["kernel"]
     return ([b for b in doc["boots"] if b["kernel"] == base],
             [b for b in doc["boots"] if b["kernel"] != base])
@@ -213,7 +213,7 @@ def test_each_series_is_tested_on_the_base_it_was_written_for_and_answered_only_
         # S2: on mm-new, the only branch it applies to; confirmed; one reply naming it
         assert r2.state == "replied", (r2.state, r2.reason)
         assert f"applied to mm-new at {heads['mm-new'][:12]}" in r2.base
-        doc = schema.plain(readback(Path(r2.run_dir) / "results.json"))
+        doc = read.plain(readback(Path(r2.run_dir) / "results.json"))
         [bad] = [v for v in doc["verdicts"] if v["verdict"] != "pass"]
         assert (bad["check"], bad["verdict"]) == ("exec-text", "regression")
         assert "confirmed: a regression again on a second boot" in bad["series_reason"]

@@ -20,7 +20,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from foliofarm.results import schema                  # noqa: E402
+from foliofarm.results import read                    # noqa: E402
 from foliofarm.judge import compare, figures   # noqa: E402
 
 
@@ -91,8 +91,8 @@ def main(argv: list[str]) -> int:
         print(__doc__.split("\n\n")[1], file=sys.stderr)
         return 2
     try:
-        a, b = (schema.load(Path(p)) for p in argv)
-    except schema.ResultsError as exc:
+        a, b = (read.load(Path(p)) for p in argv)
+    except read.ResultsError as exc:
         print(f"same_results: {exc}", file=sys.stderr)
         return 2
     noted: list[str] = []

@@ -13,7 +13,7 @@ from foliofarm.errors import FarmError, UsageError
 from foliofarm.judge import compare
 from foliofarm.results.junit import junit_xml
 from foliofarm.results.merge import merge
-from foliofarm.results.schema import plain, typed
+from foliofarm.results.read import written
 from foliofarm.util import write_atomic, write_json
 
 
@@ -46,12 +46,11 @@ def render(run_dirs: list[Path], out: Path | None) -> int:
     out_dir = out or run_dirs[0]
     doc = docs[0]
     if out is not None:
-        merged = typed(merge([plain(d) for d in docs]))     # the shards' cells together, judged again
-        data = {**plain(merged), "verdicts": compare.verdicts(merged) if merged.sides else []}
-        doc = typed(data)
+        merged = merge(docs)     # the shards' cells together, judged again
+        doc = merged.model_copy(update={"verdicts": compare.verdicts(merged) if merged.sides else []})
         out_dir.mkdir(parents=True, exist_ok=True)
-        write_json(out_dir / "results.json", data)
-        write_atomic(out_dir / "junit.xml", junit_xml(data))   # one file for the CI server
+        write_json(out_dir / "results.json", written(doc))
+        write_atomic(out_dir / "junit.xml", junit_xml(doc))   # one file for the CI server
     md, page = report.write(out_dir, doc)
     print(md)
     print(page)

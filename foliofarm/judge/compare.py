@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from foliofarm.results import schema
-from foliofarm.results.schema import CheckResult, Role, Subtest
+from foliofarm.results.schema import CheckResult, Role, Subtest, VerdictRow
 from foliofarm.judge import figures as figs
 from foliofarm.judge.selftests import MAX_NAMED, missing_result as _missing
 from foliofarm.results.outcome import Outcome, Verdict
@@ -86,7 +86,7 @@ def broken_pages(doc: schema.Results, side: Role) -> set[str]:
     return {k.page_size for k in doc.kernels if k.side == side and k.build_failed}
 
 
-def verdicts(doc: schema.Results) -> list[dict[str, Any]]:
+def verdicts(doc: schema.Results) -> list[VerdictRow]:
     """One row per (page size, filesystem, check) of a two-sided results document."""
     if doc.sides is None:
         return []
@@ -107,7 +107,7 @@ def verdicts(doc: schema.Results) -> list[dict[str, Any]]:
                 names.append(c.name)
     broken = broken_pages(doc, Role.SERIES)
     noise = doc.noise
-    rows = []
+    rows: list[VerdictRow] = []
     for page, fs in order:
         for name in names:
             b = cells.get((base_k, page, fs, name))
@@ -126,7 +126,7 @@ def verdicts(doc: schema.Results) -> list[dict[str, Any]]:
 
 def _row(page: str, fs: str, name: str, b: CheckResult | None, n: CheckResult | None,
          broken: bool, both_died: bool, noise: dict[str, float] | None, judge_direction: bool
-         ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+         ) -> tuple[VerdictRow, list[VerdictRow]]:
     """One check's verdict on one cell, and its tests' rows."""
     v = Verdict.BUILD_BROKEN if broken else verdict(b.outcome if b else None, n.outcome if n else None)
     if both_died and v != Verdict.BUILD_BROKEN:
@@ -149,32 +149,32 @@ def _row(page: str, fs: str, name: str, b: CheckResult | None, n: CheckResult | 
         v = Verdict.CHANGED         # a figure moved beyond the base's noise
     subs = subtest_rows(page, fs, name, b, n, noise) if not broken and not died_here else []
     if v in (Verdict.PASS, Verdict.FAIL, Verdict.XFAIL, Verdict.CHANGED, Verdict.FIXED) and \
-            any(r["verdict"] == Verdict.REGRESSION for r in subs):
+            any(r.verdict == Verdict.REGRESSION for r in subs):
         v = Verdict.REGRESSION      # a test of the run regressed
-    elif v in (Verdict.PASS, Verdict.FAIL, Verdict.XFAIL) and any(r["verdict"] == Verdict.FIXED for r in subs):
+    elif v in (Verdict.PASS, Verdict.FAIL, Verdict.XFAIL) and any(r.verdict == Verdict.FIXED for r in subs):
         v = Verdict.FIXED
-    elif v == Verdict.PASS and any(r["verdict"] == Verdict.CHANGED for r in subs):
+    elif v == Verdict.PASS and any(r.verdict == Verdict.CHANGED for r in subs):
         v = Verdict.CHANGED         # a test reported a different number of results
     if n is not None and n.confirmed is False and v == Verdict.REGRESSION:
         # booted again on both sides, it was no regression there (measure/confirm.py)
         v = Verdict.FLAKY
         for r in subs:
-            if r["verdict"] == Verdict.REGRESSION:
-                r["verdict"] = Verdict.FLAKY
+            if r.verdict == Verdict.REGRESSION:
+                r.verdict = Verdict.FLAKY
     row = {"page_size": page, "fs": fs, "check": name, "verdict": v,
            "base": b.outcome if b else None, "series": n.outcome if n else None,
            "base_reason": b.reason if b else "",
            "series_reason": ("both kernels died while booting; " if both_died else "")
            + (n.reason if n else "") + (f" [{n.again}]" if n is not None and n.again else ""),
            "figures": figures(name, b, n), "changed": moved}
-    return row, subs
+    return VerdictRow.model_validate(row), subs
 
 
 def pair_verdict(page: str, fs: str, name: str, b: CheckResult | None, n: CheckResult | None
-                 ) -> str:
+                 ) -> Verdict:
     """The verdict of one check on one cell between two results (boots made
     again: measure/confirm.py), judged as a run's rows are, noise aside."""
-    return _row(page, fs, name, b, n, False, False, None, judge_direction=True)[0]["verdict"]
+    return _row(page, fs, name, b, n, False, False, None, judge_direction=True)[0].verdict
 
 
 def results_of(t: Subtest | dict[str, Any] | None) -> int | None:
@@ -192,7 +192,7 @@ def test_counts(subtests: list[dict[str, Any]]) -> dict[str, int]:
 
 def subtest_rows(page: str, fs: str, check: str, b: CheckResult | None,
                  n: CheckResult | None, noise_of: dict[str, float] | None = None
-                 ) -> list[dict[str, Any]]:
+                 ) -> list[VerdictRow]:
     """Per test of a selftests run on both sides, judged by what is stable in it:
     - its outcome (pass, fail, the known failure, skip) base against series; a
       flaky test passing on one side and failing the known way on the other is
@@ -215,7 +215,7 @@ def subtest_rows(page: str, fs: str, check: str, b: CheckResult | None,
 
 
 def _subtest_row(page: str, fs: str, check: str, name: str, bt: Subtest | None,
-                 nt: Subtest | None, noise_of: dict[str, float]) -> dict[str, Any]:
+                 nt: Subtest | None, noise_of: dict[str, float]) -> VerdictRow:
     v, new_failures = _subtest_verdict(bt, nt)
     bi, ni = bt.inner if bt else {}, nt.inner if nt else {}
     outcomes = {bt.outcome if bt else None, nt.outcome if nt else None}
@@ -235,14 +235,14 @@ def _subtest_row(page: str, fs: str, check: str, name: str, bt: Subtest | None,
         figures = [{"metric": "results", "base": rb, "series": rn, "delta": _delta(rb, rn)},
                    {"metric": "inner_pass", "base": bi.get("pass"), "series": ni.get("pass"),
                     "delta": _delta(bi.get("pass"), ni.get("pass"))}]
-    return {"page_size": page, "fs": fs, "check": f"{check}: {name}", "verdict": v,
+    return VerdictRow.model_validate({"page_size": page, "fs": fs, "check": f"{check}: {name}", "verdict": v,
             "subtest_of": check,
             "base": bt.outcome if bt else None, "series": nt.outcome if nt else None,
             "base_reason": bt.reason if bt else "",
             "series_reason": ((nt.reason if nt else "")
                               + (f"; newly failing: {', '.join(new_failures[:5])}"
                                  if new_failures else "")).lstrip("; "),
-            "figures": figures, "changed": changed}
+            "figures": figures, "changed": changed})
 
 
 def _subtest_verdict(bt: Subtest | None, nt: Subtest | None) -> tuple[str, list[str]]:
@@ -308,4 +308,4 @@ def judged(doc: schema.Results) -> schema.Results:
     document has none, a copy's may be stale or damaged (they are derived
     data, never trusted as read)."""
     rows = verdicts(doc) if doc.sides is not None else []
-    return doc.model_copy(update={"verdicts": [schema.VerdictRow.model_validate(r) for r in rows]})
+    return doc.model_copy(update={"verdicts": rows})

@@ -32,7 +32,8 @@ from foliofarm.judge import catalogue
 from foliofarm.judge.catalogue import Check
 from foliofarm.matrix import Cell
 from foliofarm.results.read import read
-from foliofarm.results.schema import BootEntry, CellResult, Results, ResultsError
+from foliofarm.results.read import ResultsError
+from foliofarm.results.schema import BootEntry, CellResult, Results
 
 PROMPT = "FOLIOFARM-LAVA-PROMPT"
 # printed by the guest after each step: built from two words, so the command

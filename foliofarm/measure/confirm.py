@@ -102,11 +102,11 @@ def regressions(ctx: Context, k: Kernel) -> list[tuple[Cell, str]]:
     rows = compare.verdicts(ctx.writer.results())
     by_fs = {c.fs.name: c for c in k.cells}
     page = k.cells[0].page.name
-    mine = [r for r in rows if r["page_size"] == page and r["fs"] in by_fs]
-    inner = {(r["fs"], r["subtest_of"]) for r in mine if r.get("subtest_of") and r["verdict"] == Verdict.REGRESSION}
-    return [(by_fs[r["fs"]], r["check"]) for r in mine
-            if not r.get("subtest_of") and r["verdict"] == Verdict.REGRESSION
-            and (compare.verdict(r["base"], r["series"]) == Verdict.REGRESSION or (r["fs"], r["check"]) in inner)]
+    mine = [r for r in rows if r.page_size == page and r.fs in by_fs]
+    inner = {(r.fs, r.subtest_of) for r in mine if r.subtest_of and r.verdict == Verdict.REGRESSION}
+    return [(by_fs[r.fs], r.check) for r in mine
+            if not r.subtest_of and r.verdict == Verdict.REGRESSION
+            and (compare.verdict(r.base, r.series) == Verdict.REGRESSION or (r.fs, r.check) in inner)]
 
 
 def during(reason: str) -> set[str]:

@@ -44,9 +44,9 @@ class OwnVerdict:
             if not all((cid, n) in got for cid in want for n in own):
                 return
             self.told = True
-            rows = [r for r in compare.verdicts(doc) if r["check"].split(":")[0] in own]
-            counts = dict(Counter(r["verdict"] for r in rows if not r.get("subtest_of")))
-            moved = sum(1 for r in rows if r.get("changed") and r["verdict"] in (Verdict.CHANGED, Verdict.REGRESSION))
+            rows = [r for r in compare.verdicts(doc) if r.check.split(":")[0] in own]
+            counts = dict(Counter(str(r.verdict) for r in rows if not r.subtest_of))
+            moved = sum(1 for r in rows if r.changed and r.verdict in (Verdict.CHANGED, Verdict.REGRESSION))
             w.add_milestone(Milestone(part=OWN, seconds=w.seconds(), checks=own, verdicts=counts,
                                       pending=rest, to_confirm=moved))
         told = ", ".join(f"{n} {v}" for v, n in sorted(counts.items()))

@@ -5,13 +5,20 @@ from __future__ import annotations
 from typing import Any
 
 from foliofarm.errors import UsageError
+from foliofarm.results.schema import Results
 
 
 class MergeError(UsageError):
     """Shards that do not make one run (another comparison, nothing to merge)."""
 
 
-def merge(docs: list[dict[str, Any]]) -> dict[str, Any]:
+# the parts of a shard merged item by item, each item known by these fields
+KEYS = {"cells": ("kernel", "page_size", "fs"), "kernels": ("side", "kernel", "page_size"),
+        "boots": ("kernel", "page_size", "console_log"), "each_commit": ("number", "page_size"),
+        "errors": ("stage", "message"), "unconfirmed": ("cell", "check", "metric")}
+
+
+def merge(docs: list[Results]) -> Results:
     """One results document from the shards of a CI matrix (one cell each): their
     cells, kernels, boots and per-commit builds together, without verdicts:
     the reader judges them again from the cells (judge/compare.py judged)."""
@@ -19,25 +26,26 @@ def merge(docs: list[dict[str, Any]]) -> dict[str, Any]:
         raise MergeError("nothing to merge")
     first = docs[0]
     for d in docs[1:]:
-        if d.get("sides") != first.get("sides"):
-            raise MergeError(f"run {d['run_id']} compared {d.get('sides')}, run {first['run_id']} "
-                             f"{first.get('sides')}: shards of one run must compare the same kernels")
-    out = {k: v for k, v in first.items() if k not in ("verdicts",)}
-    out["run_id"] = "merged"
-    out["merged_from"] = [d["run_id"] for d in docs]
-    out["shard_commands"] = [d["command"] for d in docs]
-    out["complete"] = all(d.get("complete") for d in docs)
-    keys = {"cells": ("kernel", "page_size", "fs"), "kernels": ("side", "kernel", "page_size"),
-            "boots": ("kernel", "page_size", "console_log"), "each_commit": ("number", "page_size"),
-            "errors": ("stage", "message"), "unconfirmed": ("cell", "check", "metric")}
-    out["noise"] = {}
+        if d.sides != first.sides:
+            raise MergeError(f"run {d.run_id} compared {_sides(d)}, run {first.run_id} "
+                             f"{_sides(first)}: shards of one run must compare the same kernels")
+    noise: dict[str, Any] = {}
     for d in docs:      # each shard measured its own cells' noise
-        for cell, by_check in (d.get("noise") or {}).items():
-            out["noise"].setdefault(cell, {}).update(by_check)
-    for key, ident in keys.items():
-        seen: dict[tuple, Any] = {}
+        for cell, by_check in d.noise.items():
+            noise.setdefault(cell, {}).update(by_check)
+    parts: dict[str, list[Any]] = {}
+    for key, ident in KEYS.items():
+        seen: dict[tuple[Any, ...], Any] = {}
         for d in docs:
-            for item in d.get(key, []):
-                seen.setdefault(tuple(item.get(i) for i in ident), item)
-        out[key] = list(seen.values())
-    return out
+            for item in getattr(d, key) or []:
+                seen.setdefault(tuple(getattr(item, i) for i in ident), item)
+        parts[key] = list(seen.values())
+    return first.model_copy(deep=True, update={
+        "verdicts": [], "run_id": "merged", "merged_from": [d.run_id for d in docs],
+        "shard_commands": [d.command for d in docs], "complete": all(d.complete for d in docs),
+        "noise": noise, **parts})
+
+
+def _sides(doc: Results) -> str:
+    s = doc.sides
+    return f"{s.base.kernel} against {s.series.kernel}" if s else "no sides"

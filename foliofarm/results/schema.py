@@ -1,22 +1,14 @@
-"""The shape of results.json, checked before anything reads a document back
-(`foliofarm report`, merging CI shards): a truncated, foreign or newer file is
-refused with one line naming the file and what is wrong, never a traceback
-deep in the report code.
-
-Documents written before results.json carried ``schema_version`` have the same
-shape as version 1 and are read as such."""
+"""The shape of results.json: the models the writer keeps a run in and the
+reader gives back (read.py reads and checks a document; judged.py makes a
+check's result)."""
 
 from __future__ import annotations
 
 import enum
-import json
-from pathlib import Path
 from typing import Any, Optional, Union
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
-from foliofarm.datafiles import describe
-from foliofarm.errors import UsageError
 from foliofarm.results.outcome import Outcome, Verdict
 
 SCHEMA_VERSION = 1
@@ -319,78 +311,3 @@ class Results(Part):
     machine: dict[str, Union[str, int, float]] = Field(default_factory=dict)
     # judged again from the cells whenever a document is read (report.readback)
     verdicts: list[VerdictRow] = Field(default_factory=list)
-
-
-class ResultsError(UsageError):
-    """A results.json the farm cannot read back."""
-
-
-def upgrade(doc: dict[str, Any]) -> dict[str, Any]:
-    """A document of an earlier farm in today's shape, in place: thpmaps wrote
-    its rows among the figures (metrics.rows) before they had a field."""
-    cells = doc.get("cells")
-    for cell in cells if isinstance(cells, list) else []:
-        checks = cell.get("checks") if isinstance(cell, dict) else None
-        for c in checks if isinstance(checks, list) else []:
-            metrics = c.get("metrics") if isinstance(c, dict) else None
-            if isinstance(metrics, dict) and isinstance(metrics.get("rows"), list) and "rows" not in c:
-                c["rows"] = metrics.pop("rows")
-    return doc
-
-
-def check(doc: Any, where: str) -> dict[str, Any]:
-    """``doc`` (parsed JSON) if it is a results document this farm can read;
-    else ResultsError with one line: the file and what is wrong."""
-    if isinstance(doc, dict):
-        upgrade(doc)
-    if not isinstance(doc, dict) or "cells" not in doc or "run_id" not in doc:
-        raise ResultsError(f"{where}: not a foliofarm results.json (no run_id and cells)")
-    version = doc.get("schema_version", SCHEMA_VERSION)
-    if not isinstance(version, int) or isinstance(version, bool):
-        raise ResultsError(f"{where}: schema_version {version!r} is not a number")
-    if version > SCHEMA_VERSION:
-        raise ResultsError(f"{where}: written by a newer foliofarm (schema {version}, this one "
-                           f"reads up to {SCHEMA_VERSION}): render it with that version")
-    try:
-        model = Results.model_validate(doc)
-    except ValidationError as exc:
-        raise ResultsError(f"{where}: {describe(exc)}") from None
-    return normalised(model, doc)
-
-
-def normalised(model: Results, doc: dict[str, Any]) -> dict[str, Any]:
-    """The document as the schema reads it: every optional field of a cell,
-    a check, a test, a kernel... present with its default, so what reads it
-    further (the report, JUnit, merging) never meets a field the schema lets
-    a document leave out. Top-level parts the document does not have stay
-    absent: their absence means something (no series, no sides)."""
-    out = model.model_dump()
-    return {k: v for k, v in out.items() if k in doc or v is not None}
-
-
-def plain(doc: Results) -> dict[str, Any]:
-    """The document as JSON data, as the reader gives it (normalised): the
-    parts it does not have left out."""
-    return {k: v for k, v in doc.model_dump().items() if v is not None}
-
-
-def typed(doc: dict[str, Any]) -> Results:
-    """A document (as parsed JSON, or as the writer keeps it) as its models."""
-    return Results.model_validate(upgrade(doc))
-
-
-def load(path: Path) -> dict[str, Any]:
-    """Read and check a results.json a user handed over."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ResultsError(f"{path} does not exist") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ResultsError(f"{path}: cannot read it as text ({exc})") from None
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
-        cut = text.lstrip()[:1] in ("{", "[") and exc.pos >= len(text.rstrip()) - 1
-        raise ResultsError(f"{path}: {'cut short' if cut else 'not JSON'} ({exc.msg} at line "
-                           f"{exc.lineno} column {exc.colno})") from None
-    return check(doc, str(path))

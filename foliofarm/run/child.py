@@ -21,7 +21,8 @@ from typing import IO, Any
 
 from foliofarm.paths import ROOT
 from foliofarm.report import readback
-from foliofarm.results.schema import Results, ResultsError
+from foliofarm.results.read import ResultsError
+from foliofarm.results.schema import Results
 from foliofarm.util import kill_group
 
 PR_SET_PDEATHSIG = 1

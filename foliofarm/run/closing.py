@@ -5,7 +5,6 @@ writer keeps what it is given (results/writer.py)."""
 from __future__ import annotations
 
 from foliofarm.judge import compare
-from foliofarm.results.schema import VerdictRow
 from foliofarm.results.writer import ResultsWriter
 
 
@@ -20,4 +19,4 @@ def close(w: ResultsWriter, complete: bool, strict_style: bool = False) -> int:
         w.finish(complete, rows)
         # judged on what was written, without reading the whole document again
         return compare.exit_status(doc.model_copy(update={
-            "complete": complete, "verdicts": [VerdictRow.model_validate(r) for r in rows or []]}), strict_style)
+            "complete": complete, "verdicts": rows or []}), strict_style)

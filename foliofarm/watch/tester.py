@@ -16,7 +16,7 @@ from typing import Any, Callable
 from foliofarm.errors import UsageError
 from foliofarm.paths import ROOT
 from foliofarm.results import schema
-from foliofarm.results.read import read
+from foliofarm.results.read import ResultsError, read
 from foliofarm.run import child
 from foliofarm.util import kill_group
 from foliofarm.results.outcome import NEWS, Verdict
@@ -104,7 +104,7 @@ def recorded_error(run_dir: Path | None) -> str:
     """The error a run recorded in its results.json (the farm's words, unwrapped)."""
     try:
         doc = read(run_dir) if run_dir else None
-    except schema.ResultsError:
+    except ResultsError:
         return ""
     return "\n".join(e.message for e in doc.errors).strip() if doc else ""
 
@@ -113,7 +113,7 @@ def base_commit(run_dir: Path | None) -> str:
     """The commit a followed tree's series was tested on ("" for another run)."""
     try:
         doc = read(run_dir) if run_dir else None
-    except schema.ResultsError:
+    except ResultsError:
         return ""
     return doc.series.base.commit if doc and doc.series and doc.series.base else ""
 
