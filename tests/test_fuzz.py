@@ -21,7 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from foliofarm import report
-from foliofarm.results import read, schema
+from foliofarm.results import schema
 from foliofarm.results.outcome import OUTCOMES
 from foliofarm.judge.measurement import Measurement
 from foliofarm.intake import series

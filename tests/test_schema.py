@@ -143,3 +143,37 @@ def test_the_judge_and_the_writer_refuse_what_the_reader_would(tmp_path):
     assert (w.dir / "cells" / cell.id / "exec-text.refused.json").is_file()
     close(w, True)
     read.load(w.dir / "results.json")
+
+
+# Each shape of results.json an earlier farm wrote, read by this one: before
+# schema_version (thpmaps' rows among its figures), and version 1.
+VERSIONS = {
+    "before schema_version": lambda d: {k: v for k, v in d.items() if k != "schema_version"},
+    "1": lambda d: {**d, "schema_version": 1},
+}
+
+
+@pytest.mark.parametrize("version", list(VERSIONS))
+def test_each_earlier_version_is_read(version, tmp_path, capsys):
+    doc = VERSIONS[version](json.loads((DATA / "default-run-7.3.json").read_text()))
+    if version == "before schema_version":       # what that farm wrote: the rows among the figures
+        for cell in doc["cells"]:
+            for c in cell["checks"]:
+                if c.get("rows"):
+                    c["metrics"]["rows"] = c.pop("rows")
+    code, err = report_of(tmp_path, json.dumps(doc), capsys)
+    assert code == 0, err
+    assert read.load(tmp_path / "results.json")["schema_version"] == 1
+
+
+def test_a_field_the_farm_does_not_know_is_refused_naming_it(tmp_path, capsys):
+    """Models the farm writes forbid unknown fields: a misspelt one is refused
+    where it is written, and a document holding one is refused naming it."""
+    from pydantic import ValidationError
+    from foliofarm.results.schema import BootEntry
+    doc = json.loads((DATA / "default-run-7.3.json").read_text())
+    doc["boots"][0]["boot_secnds"] = 3.0
+    code, err = report_of(tmp_path, json.dumps(doc), capsys)
+    assert code == 2 and "boots.0.boot_secnds: Extra inputs are not permitted" in err, err
+    with pytest.raises(ValidationError, match="boot_secnds"):
+        BootEntry(page_size="4k", kernel="7.3", boot_secnds=3.0)

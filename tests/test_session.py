@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from foliofarm.results.schema import BootEntry
 from foliofarm import matrix
 from foliofarm.boot.console import GuestSession
-from foliofarm.boot.session import Boot, BootPlan, check_timeout, run_boots
+from foliofarm.boot.session import BootPlan, check_timeout, run_boots
 from foliofarm.judge import catalogue
 from foliofarm.judge.catalogue import Check
 from foliofarm.judge.checks import judge_measurement
@@ -54,7 +55,7 @@ def cells() -> dict[str, Cell]:
 def run(p: BootPlan):
     got, boots = [], []
     for x in run_boots(p):
-        if isinstance(x, Boot):
+        if isinstance(x, BootEntry):
             boots.append(x)
         else:
             c, k, m = x

@@ -23,6 +23,7 @@ from foliofarm.boot import splat
 from foliofarm.boot.console import CommandResult, GuestSession
 from foliofarm.boot.qemu import SELFTESTS, THPMAPS
 from foliofarm.judge.measurement import Measurement, error
+from foliofarm.results.schema import BootEntry
 from foliofarm.judge.catalogue import Check, Kind
 from foliofarm.matrix import Cell
 
@@ -31,34 +32,9 @@ from foliofarm.matrix import Cell
 MAX_BOOTS = 20
 
 
-@dataclass
-class Boot:
-    """One boot's record for results.json."""
-    page_size: str
-    kernel: str
-    console_log: str
-    qemu: str
-    fs: str = ""                      # the filesystems of the cells it served
-    attempt: int = 1
-    boot_seconds: float | None = None
-    banner: dict[str, str] = field(default_factory=dict)
-    boot_splats: list[str] = field(default_factory=list)
-    taint: int = 0
-    error: str | None = None
-    ended_by: str | None = None       # "cell/check" whose hang or crash ended it
-    # the host's 1-minute load average per core when the guest's shell came up
-    # and when the boot ended: a lockup logged on an overloaded host is the host's
-    host_load: list[float] = field(default_factory=list)
-    lab_job: str | None = None        # the LAVA job's page, where a lab booted it (lava/remote.py)
-    device: str | None = None         # and the lab's device that ran it
-    lab_faults: list[str] = field(default_factory=list)   # the lab's words for each earlier attempt
-    lab_seconds: list[float] = field(default_factory=list)  # the job queued, then running (the lab's clock)
-
-    def as_dict(self) -> dict[str, Any]:
-        return {k: v for k, v in self.__dict__.items() if v not in (None, [], {})}
-
-    def load_now(self) -> None:
-        self.host_load.append(host_load())
+def load_now(boot: BootEntry) -> None:
+    """The host's load per core, now, added to the boot's record."""
+    boot.host_load.append(host_load())
 
 
 def host_load() -> float:
@@ -249,7 +225,7 @@ class BootPlan:
         return self.log_stem.with_name(f"{self.log_stem.name}{suffix}.console.log")
 
 
-def run_boots(boots: BootPlan, status: Callable[[str], Any] | None = None) -> Iterator[Boot | Measured]:
+def run_boots(boots: BootPlan, status: Callable[[str], Any] | None = None) -> Iterator[BootEntry | Measured]:
     """Measure every pair of ``boots``, booting again after a check that hangs or
     crashes the guest. Yields each measurement as it arrives (the guest still
     up: the caller records it then), and each boot after it ends; a check that
@@ -261,9 +237,9 @@ def run_boots(boots: BootPlan, status: Callable[[str], Any] | None = None) -> It
     while pending:
         attempt += 1
         log = boots.console_log(attempt)
-        boot = Boot(page_size=boots.page.name, kernel=boots.kernel, console_log=str(log),
-                    fs=boots.fs or ",".join(dict.fromkeys(c.fs.name for c, _ in pending)),
-                    qemu=boots.qemu, attempt=attempt)
+        boot = BootEntry(page_size=boots.page.name, kernel=boots.kernel, console_log=str(log),
+                         fs=boots.fs or ",".join(dict.fromkeys(c.fs.name for c, _ in pending)),
+                         qemu=boots.qemu, attempt=attempt, taint=0)
         if attempt > MAX_BOOTS:
             for cell, chk in pending:
                 yield cell, chk, error(f"not run: the kernel hung or crashed in {MAX_BOOTS} boots in a row")
@@ -272,7 +248,7 @@ def run_boots(boots: BootPlan, status: Callable[[str], Any] | None = None) -> It
             with boots.session(boots.argv, log, boots.boot_timeout, outbox=boots.outbox,
                                tree=boots.tree, claim=boots.claim) as g:
                 boot.boot_seconds = round(g.boot_seconds, 2)
-                boot.load_now()
+                load_now(boot)
                 boot.banner = g.banner
                 boot.boot_splats = [f"{s.kind}: {s.line}" for s in g.splats]
                 boot.taint = g.taint
@@ -282,7 +258,7 @@ def run_boots(boots: BootPlan, status: Callable[[str], Any] | None = None) -> It
             # The boot itself failed (no shell, wrong page size, no probe): no
             # further boot would do better.
             boot.error = str(exc)
-            boot.load_now()
+            load_now(boot)
             yield boot
             # A kernel that panics or hangs while booting is a verdict on the
             # kernel ("crash"); one the farm could not start is an error.
@@ -293,12 +269,12 @@ def run_boots(boots: BootPlan, status: Callable[[str], Any] | None = None) -> It
                                              reason=f"boot failed: {exc}" + (f": {words}" if words else ""),
                                              excerpt=exc.excerpt, boot_failed=True, splats=reports)
             return
-        boot.load_now()
+        load_now(boot)
         yield boot
 
 
 
-def run_checks(g: GuestSession, boots: BootPlan, pending: list[tuple[Cell, Check]], boot: Boot,
+def run_checks(g: GuestSession, boots: BootPlan, pending: list[tuple[Cell, Check]], boot: BootEntry,
                status: Callable[[str], Any] | None) -> Iterator[Measured]:
     """Run the pending checks in one booted guest, taking each off ``pending``
     as it is measured, until one hangs or crashes the guest (it alone pays:

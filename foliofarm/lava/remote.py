@@ -31,11 +31,12 @@ from typing import Any
 
 import yaml
 
+from foliofarm.results.schema import BootEntry
 from foliofarm.errors import UsageError
 from foliofarm.boot import banner, splat
 from foliofarm.measure import framed
 from foliofarm.measure.cells import Context, Kernel, machine
-from foliofarm.boot.session import Boot, Measured
+from foliofarm.boot.session import Measured
 from foliofarm.judge import measurement
 from foliofarm.judge.catalogue import Check
 from foliofarm.lava import jobs, log
@@ -148,7 +149,7 @@ class LabBoots:
     # -- one cell's boot ---------------------------------------------------
 
     def boot_group(self, ctx: Context, k: Kernel, cell: Cell, pairs: list[tuple[Cell, Check]], stem: Path
-                   ) -> tuple[list[Measured], Boot, list[str]]:
+                   ) -> tuple[list[Measured], BootEntry, list[str]]:
         """The cell's own checks in one LAVA job (tried again on the lab's
         faults), read back as the farm's own boot of them is."""
         checks = [chk for _, chk in pairs]
@@ -182,9 +183,9 @@ class LabBoots:
             boot.lab_faults = faults
             return measured, boot, reports
         reason = "the lab: " + "; then ".join(faults or ["the run was stopped"])
-        boot = Boot(page_size=cell.page.name, kernel=cell.kernel, console_log="", fs=cell.fs.name,
-                    qemu=f"LAVA {self.device_type} at {self.api.url}", attempt=len(faults), error=reason,
-                    lab_faults=faults)
+        boot = BootEntry(page_size=cell.page.name, kernel=cell.kernel, console_log="", fs=cell.fs.name,
+                         qemu=f"LAVA {self.device_type} at {self.api.url}", attempt=len(faults), error=reason,
+                         lab_faults=faults, taint=0)
         return [(c, chk, measurement.error(reason)) for c, chk in pairs], boot, []
 
     def job_for(self, ctx: Context, k: Kernel, cell: Cell, checks: list[Check], where: Path) -> str:
@@ -286,7 +287,7 @@ def job_error(records: list[dict[str, Any]]) -> tuple[str, str]:
 
 def read_job(records: list[dict[str, Any]], job: LabJob, page_url: str, console_log: str, cell: Cell,
              pairs: list[tuple[Cell, Check]], attempt: int
-             ) -> tuple[list[Measured], Boot, list[str]]:
+             ) -> tuple[list[Measured], BootEntry, list[str]]:
     """A finished job's log read back: each check's measurement from its
     framed output (as `report --lava` reads it), the boot's record (the
     guest's banner; an error where it is not of the cell's page size), and the
@@ -297,9 +298,9 @@ def read_job(records: list[dict[str, Any]], job: LabJob, page_url: str, console_
     right = seen.get("page_size") == str(cell.page.bytes)
     error = None if right else (f"LAVA job {job.id}: the guest reports page size {seen.get('page_size')}, "
                                 f"expected {cell.page.bytes}")
-    boot = Boot(page_size=cell.page.name, kernel=cell.kernel, console_log=console_log, fs=cell.fs.name,
-                qemu=f"LAVA job {job.id} on {job.device}", attempt=attempt, banner=seen, error=error,
-                lab_job=page_url, device=job.device, lab_seconds=job.seconds)
+    boot = BootEntry(page_size=cell.page.name, kernel=cell.kernel, console_log=console_log, fs=cell.fs.name,
+                     qemu=f"LAVA job {job.id} on {job.device}", attempt=attempt, banner=seen, error=error,
+                     lab_job=page_url, device=job.device, lab_seconds=job.seconds, taint=0)
     measured = [(c, chk, framed.measurement(lines, chk, None) if right else measurement.error(error or ""))
                 for c, chk in pairs]
     reports = list(dict.fromkeys(f"{r.kind}: {r.line}" for r in splat.scan("\n".join(lines[:first]))))

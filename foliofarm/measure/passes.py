@@ -21,7 +21,7 @@ from foliofarm.measure.cells import (BARE, RACE_BOOT, Context, GuestSlots, Kerne
                                    tree_disk)
 from foliofarm.boot.qemu import OUTBOX_BYTES
 from foliofarm.measure.saved import digest, kept, load_saved, new_saved, ranges_of
-from foliofarm.boot.session import Boot, BootPlan, check_timeout, run_boots
+from foliofarm.boot.session import BootPlan, check_timeout, run_boots
 from foliofarm.judge import measurement
 from foliofarm.judge.catalogue import Check, Kind, is_own
 from foliofarm.judge.measurement import Measurement, TestsRun
@@ -207,7 +207,7 @@ class Pass:
             self.boots.append(boot)
             self.boot_splats.extend(b for b in boot.boot_splats if b not in self.boot_splats)
             if not self.label:
-                self.ctx.writer.add_boot(BootEntry.model_validate(boot.as_dict()))
+                self.ctx.writer.add_boot(boot)
         what = f"boot {boot.attempt} of {self.page.name} {self.kernel}{self.label} for {boot.fs}"
         if boot.error:
             self.ctx.log(f"{what}: {boot.error}", "red")
@@ -250,7 +250,7 @@ class Pass:
                              outbox=outbox, fs=where if group.bare else None,
                              tree=group.later, claim=group.at_once)
             for got in run_boots(boots, status):
-                if isinstance(got, Boot):
+                if isinstance(got, BootEntry):
                     self.on_boot(got)
                 else:
                     self.on_measured(*got)

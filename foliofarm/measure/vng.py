@@ -37,6 +37,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import IO
 
+from foliofarm.results.schema import BootEntry
 from foliofarm.errors import InfraError, UsageError
 from foliofarm.boot import banner, splat
 from foliofarm.disks import debroot, rootfs
@@ -44,7 +45,7 @@ from foliofarm.measure import framed
 from foliofarm.measure.cells import Context, Kernel, machine
 from foliofarm import sandbox
 from foliofarm.boot.qemu import SECCOMP, Machine
-from foliofarm.boot.session import Boot, Measured
+from foliofarm.boot.session import Measured
 from foliofarm.judge.catalogue import Check
 from foliofarm.judge.measurement import Measurement, error
 from foliofarm.matrix import Cell
@@ -279,7 +280,7 @@ def run_checks(mach: Machine, root: Path, kernel_dir: Path, cell: Cell, checks: 
 
 
 def boot_group(ctx: Context, k: Kernel, cell: Cell, pairs: list[tuple[Cell, Check]], stem: Path
-               ) -> tuple[list[Measured], Boot, list[str]]:
+               ) -> tuple[list[Measured], BootEntry, list[str]]:
     """`foliofarm run --runner vng`: the farm's own checks of one cell in one
     boot under vng, measured as the farm's own boots measure them (read_boot),
     its console log kept at STEM.console.log."""
@@ -295,7 +296,7 @@ def boot_group(ctx: Context, k: Kernel, cell: Cell, pairs: list[tuple[Cell, Chec
 
 
 def read_boot(lines: list[str], console: str, rc: int, command: str, pairs: list[tuple[Cell, Check]],
-              console_log: str) -> tuple[list[Measured], Boot, list[str]]:
+              console_log: str) -> tuple[list[Measured], BootEntry, list[str]]:
     """One vng boot read back: each (cell, check, measurement) from what the
     guest printed, the boot's record (its banner; an error where the guest is
     not of the cell's page size or vng returned no status), and the reports
@@ -309,8 +310,8 @@ def read_boot(lines: list[str], console: str, rc: int, command: str, pairs: list
     errors = [] if right else [f"guest reports page size {seen.get('page_size')}, expected {page.bytes}"]
     if rc != 0:
         errors.append(f"vng exited {rc}" + (" (the guest ended without returning a status)" if rc == 255 else ""))
-    boot = Boot(page_size=page.name, kernel=cell.kernel, console_log=console_log, qemu=command,
-                fs=cell.fs.name, banner=seen, error="; ".join(errors) or None)
+    boot = BootEntry(page_size=page.name, kernel=cell.kernel, console_log=console_log, qemu=command,
+                     fs=cell.fs.name, attempt=1, taint=0, banner=seen, error="; ".join(errors) or None)
     measured = [(c, chk, measured_under_vng(lines, chk) if right else error(boot.error or ""))
                 for c, chk in pairs]
     reports = list(dict.fromkeys(f"{r.kind}: {r.line}" for r in splat.scan(console)))

@@ -28,8 +28,11 @@ class Role(enum.StrEnum):
 
 
 class Part(BaseModel):
-    # Fields a later version adds are kept, not refused.
-    model_config = ConfigDict(extra="allow")
+    # A field this farm does not know is refused: a misspelt one is an error
+    # where it is written, not a figure silently kept. Documents of earlier
+    # versions are made today's shape first (read.upgrade), a newer one is
+    # refused by its schema_version.
+    model_config = ConfigDict(extra="forbid")
 
 
 class Subtest(Part):
@@ -95,9 +98,12 @@ class KernelEntry(Part):
     reproduce: Optional[str] = None
     build_failed: Optional[bool] = None
     error: Optional[str] = None
+    absent_optional: list[str] = []     # optional config symbols the tree's Kconfig does not have
 
 
 class BootEntry(Part):
+    """One boot of a kernel (the farm's QEMU, vng, a LAVA lab's job), or
+    (``reused``) the saved measurements that stood in for its boots."""
     page_size: str
     kernel: str
     console_log: Optional[str] = None
@@ -105,14 +111,20 @@ class BootEntry(Part):
     reused: Optional[str] = None
     measured_by: Optional[str] = None
     boot_seconds: Optional[Number] = None
-    host_load: list[Number] = []        # per core, at the shell and at the end (session.Boot)
+    # the host's 1-minute load average per core when the guest's shell came up
+    # and when the boot ended: a lockup logged on an overloaded host is the host's
+    host_load: list[Number] = []
     lab_job: Optional[str] = None       # the LAVA job's page, where a lab booted it (run --lab)
     device: Optional[str] = None        # the lab's device that ran it
     lab_faults: list[str] = []          # the lab's words for each attempt before it
     lab_seconds: list[Number] = []      # the job queued, then running, by the lab's clock
-    fs: Optional[str] = None
+    fs: Optional[str] = None            # the filesystems of the cells it served
     attempt: Optional[int] = None
     error: Optional[str] = None
+    banner: dict[str, str] = {}         # what the guest said of itself (boot/banner.py)
+    boot_splats: list[str] = []         # reports on its console before the first check
+    taint: Optional[int] = None         # the kernel's taint mask at the shell
+    ended_by: Optional[str] = None      # "fs/check" whose hang or crash ended it
 
 
 class Finding(Part):
@@ -129,6 +141,7 @@ class Checkpatch(Part):
     warnings: int
     checks: int
     findings: list[Finding]
+    name: Optional[str] = None          # the patch's file or message name
 
 
 class EachCommit(Part):
@@ -138,6 +151,7 @@ class EachCommit(Part):
     page_size: str
     ok: bool
     errors: str = ""
+    built_now: Optional[bool] = None
 
 
 class Side(Part):
@@ -170,6 +184,7 @@ class SeriesRecord(Part):
     patches: list[SeriesPatch]
     commits: list[str] = Field(default_factory=list)
     base: Optional["BaseChoice"] = None   # in a followed tree: where it was applied, and why
+    base_under_test: Optional[str] = None  # the base's source as the run named it
 
 
 class BaseChoice(Part):
