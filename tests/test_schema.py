@@ -177,3 +177,22 @@ def test_a_field_the_farm_does_not_know_is_refused_naming_it(tmp_path, capsys):
     assert code == 2 and "boots.0.boot_secnds: Extra inputs are not permitted" in err, err
     with pytest.raises(ValidationError, match="boot_secnds"):
         BootEntry(page_size="4k", kernel="7.3", boot_secnds=3.0)
+
+
+def test_every_field_the_farm_gives_a_model_is_one_of_its_own():
+    """With unknown fields forbidden, a keyword the package gives a results
+    model that the model lacks would fail a run only on the path that makes
+    it (--extra-config, --each-commit...): every such call is read here."""
+    import ast
+    from pydantic import BaseModel
+    from foliofarm.results import schema
+    models = {n: c for n, c in vars(schema).items() if isinstance(c, type) and issubclass(c, BaseModel)}
+    wrong = []
+    for path in sorted((Path(__file__).resolve().parent.parent / "foliofarm").rglob("*.py")):
+        for n in ast.walk(ast.parse(path.read_text())):
+            if isinstance(n, ast.Call):
+                name = n.func.attr if isinstance(n.func, ast.Attribute) else getattr(n.func, "id", None)
+                if name in models:
+                    wrong += [f"{path.name}:{n.lineno} {name}({k.arg}=)" for k in n.keywords
+                              if k.arg and k.arg not in models[name].model_fields]
+    assert not wrong, wrong

@@ -99,6 +99,7 @@ class KernelEntry(Part):
     build_failed: Optional[bool] = None
     error: Optional[str] = None
     absent_optional: list[str] = []     # optional config symbols the tree's Kconfig does not have
+    extra_config: list[str] = []        # --extra-config fragments it was built with
 
 
 class BootEntry(Part):
