@@ -70,7 +70,7 @@ def test_no_ktap_at_all(parser):
 
 def parsed_tests(parser, text):
     run = ktap.parse(text, parser)
-    return {"results": [r.as_dict() for r in run.results], "complete": run.complete,
+    return {"results": list(run.results), "complete": run.complete,
             "planned": run.planned}
 
 
@@ -301,13 +301,13 @@ def test_a_page_out_that_fell_short_is_the_flaky_test_too(parser):
     fails beside it is still a failure of the cell."""
     text = (DATA / "run_vmtests-7.3-4k-erofs-pageout.ktap").read_text()
     tests = parsed_tests(parser, text)["results"]
-    kh = next(t for t in tests if t["name"] == "khugepaged")
-    assert [i["name"] for i in kh["inner"] if i["status"] == "fail"] == ["collapse_max_ptes_swap"]
+    kh = next(t for t in tests if t.name == "khugepaged")
+    assert [i.name for i in kh.inner if i.status == "fail"] == ["collapse_max_ptes_swap"]
     outcome, _, _, subs = selftests.judge_tests("mm-selftests", tests, "7.3", "4k", "erofs", True)
     sub = next(s for s in subs if s.name == "khugepaged")
     assert outcome == "pass" and sub.outcome == "xfail" and sub.flaky
-    broken = [dict(t, inner=[dict(i, status="fail") if i["name"] == "collapse_fork" else i
-                             for i in t["inner"]]) if t is kh else t for t in tests]
+    broken = [t.model_copy(update={"inner": [i.model_copy(update={"status": "fail"}) if i.name == "collapse_fork"
+                                             else i for i in t.inner]}) if t is kh else t for t in tests]
     assert selftests.judge_tests("mm-selftests", broken, "7.3", "4k", "erofs", True)[0] == "fail"
     assert selftests.judge_tests("mm-selftests", tests, "7.4", "4k", "erofs", True)[0] == "fail"
 

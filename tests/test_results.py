@@ -156,12 +156,12 @@ def test_saved_measurements_are_reused_only_whole(tmp_path):
     path = tmp_path / "saved.json"
     from foliofarm.judge.measurement import Measurement
     saved = {"run_id": "r1", "measurements": {"xfs/exec-text": {"kind": "dump", "dump": "x"}}}
-    saved["sha256"] = saving.digest(saved)
+    saved["sha256"] = saving.digest_of(saved)
     path.write_text(json.dumps(saved))
     got = load_saved(ctx, path, k)
-    assert got["measurements"] == {"xfs/exec-text": Measurement(kind="dump", dump="x")} and said == []
+    assert got.measurements == {"xfs/exec-text": Measurement(kind="dump", dump="x")} and said == []
     foreign = {"run_id": "r1", "measurements": {"xfs/exec-text": {"kind": "dump", "dump": "x", "dupm": "y"}}}
-    foreign["sha256"] = saving.digest(foreign)
+    foreign["sha256"] = saving.digest_of(foreign)
     for damage in (json.dumps(saved)[:40],                                   # truncated
                    json.dumps(saved).replace('"x"', '"y"'),                   # edited
                    json.dumps({**saved, "measurements": {}}),                 # incomplete
@@ -184,14 +184,13 @@ def test_a_fresh_boot_keeps_the_one_it_replaces_as_the_noise_sample(tmp_path):
     k = Kernel(arts=None, initrd=None, cells=[cell()], disks={}, kernel_xy="7.3", side=None)
     from foliofarm.judge.measurement import Measurement
     first = saving.new_saved("r1", "boots", {"xfs/exec-text": Measurement(kind="dump", dump="a")}, None)
-    assert "repeat" not in first
+    assert first.repeat is None
     second = saving.new_saved("r2", "boots", {"xfs/exec-text": Measurement(kind="dump", dump="b")}, first)
-    assert second["repeat"] == first["measurements"] and second["repeat_run_id"] == "r1"
-    second["sha256"] = saving.digest(second)
+    assert second.repeat == first.measurements and second.repeat_run_id == "r1"
     path = tmp_path / "saved.json"
-    path.write_text(json.dumps(saving.kept(second)))
-    assert load_saved(ctx, path, k)["repeat"]["xfs/exec-text"].dump == "a"
-    path.write_text(json.dumps(saving.kept(second)).replace('"dump": "a"', '"dump": "c"'))
+    saving.save(path, second)
+    assert load_saved(ctx, path, k).repeat["xfs/exec-text"].dump == "a"
+    path.write_text(path.read_text().replace('"dump": "a"', '"dump": "c"'))
     assert load_saved(ctx, path, k) is None
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from foliofarm.results import read
-from foliofarm.judge.measurement import Measurement
+from foliofarm.judge.measurement import Measurement, TestResult
 from foliofarm.measure import ktap, split
 from foliofarm.judge.catalogue import by_name
 from foliofarm.judge.checks import judge_measurement
@@ -31,19 +31,19 @@ def measured(parser, text: str, kind: str = "ktap", seconds: float = 10.0) -> Me
     run = ktap.parse(text, parser)
     return Measurement.model_validate({
         "kind": kind, "ktap": text, "seconds": seconds, "splats": [], "taint": "", "taint_mask": 0,
-        "tests": {"results": [r.as_dict() for r in run.results], "complete": run.complete,
+        "tests": {"results": list(run.results), "complete": run.complete,
                   "planned": run.planned, "parser_errors": run.errors}})
 
 
 def test_each_part_reports_the_others_tests_as_elsewhere(parser):  # noqa: F811
     page, cell = parts("split-7.3-4k-ext4-thp.ktap")
     p, c = measured(parser, page).tests.results, measured(parser, cell).tests.results
-    assert [r["name"] for r in p] == [r["name"] for r in c]
-    away_p = {r["name"] for r in p if r.get("reason", "").startswith(ktap.ELSEWHERE)}
-    away_c = {r["name"] for r in c if r.get("reason", "").startswith(ktap.ELSEWHERE)}
+    assert [r.name for r in p] == [r.name for r in c]
+    away_p = {r.name for r in p if r.reason.startswith(ktap.ELSEWHERE)}
+    away_c = {r.name for r in c if r.reason.startswith(ktap.ELSEWHERE)}
     # the page part ran exactly the tests given no folder, the cell part the others
     assert away_p == {"khugepaged all:file /tmp/mm-fs", "split_huge_page_test /tmp/mm-fs"}
-    assert away_p.isdisjoint(away_c) and away_p | away_c == {r["name"] for r in p}
+    assert away_p.isdisjoint(away_c) and away_p | away_c == {r.name for r in p}
 
 
 def test_merged_parts_judge_every_test_once(parser):  # noqa: F811
@@ -105,13 +105,12 @@ def test_an_error_of_one_part_names_it():
 ])
 def test_merge_results_order(page_names, cell_names, expect):
     away = {"status": "skip", "reason": ktap.ELSEWHERE + " runs in the other part"}
-    page = [{"name": n, "status": "pass"} if n != "b" else {"name": n, **away} for n in page_names]
-    cell = [{"name": n, "status": "pass"} if n == "b" else {"name": n, **away} for n in cell_names]
-    for r in page:
-        r.setdefault("from", "p")
-    for r in cell:
-        r.setdefault("from", "c")
-    got = [f"{r['name']}:{r['from']}" for r in split.merge_results(page, cell)]
+    # each part's own tests pass, tagged by the part (their reason)
+    page = [TestResult(name=n, status="pass", reason="p") if n != "b" else TestResult(name=n, **away)
+            for n in page_names]
+    cell = [TestResult(name=n, status="pass", reason="c") if n == "b" else TestResult(name=n, **away)
+            for n in cell_names]
+    got = [f"{r.name}:{r.reason}" for r in split.merge_results(page, cell)]
     assert got == expect
 
 
@@ -154,9 +153,9 @@ def test_the_race_part_and_the_page_part_put_together(parser):  # noqa: F811
     race = race.partition("\n")[2]
     mp, mr, mc = (measured(parser, t, seconds=s) for t, s in ((page, 60.0), (race, 114.0), (cell, 30.0)))
     for r in mr.tests.results:
-        away = r.get("reason", "").startswith(ktap.ELSEWHERE)
-        assert away == (r["name"] != "folio_split_race_test"), r
-    assert any(r["name"] == "folio_split_race_test" and r["reason"].startswith(ktap.ELSEWHERE)
+        away = r.reason.startswith(ktap.ELSEWHERE)
+        assert away == (r.name != "folio_split_race_test"), r
+    assert any(r.name == "folio_split_race_test" and r.reason.startswith(ktap.ELSEWHERE)
                for r in mp.tests.results)
     whole_page, where = split.merge_page(mp, mr, "in boot 16k-nofs-7.3", "in boot 16k-nofs-race-7.3")
     assert where == "in boot 16k-nofs-7.3 and in boot 16k-nofs-race-7.3"

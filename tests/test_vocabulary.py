@@ -82,3 +82,48 @@ def test_every_word_is_its_own_string():
     assert json.dumps({Outcome.PASS: [Verdict.REGRESSION]}) == '{"pass": ["regression"]}'
     assert f"{Verdict.CHANGED}" == "changed"
     assert set(OUTCOMES) < set(VERDICTS) | {Outcome.FLAKY}
+
+
+# What carries a measurement, a verdict or the results document is named so;
+# such a thing is a model (Measurement, VerdictRow, Results...), never a dict.
+CARRIERS = {"m", "measurement", "measured", "measurements", "page_m", "cell_m", "race_m",
+            "doc", "docs", "verdict", "verdicts", "saved", "earlier"}
+MAKERS = {"measure", "measurement", "verdicts", "subtest_rows", "figures", "merge", "judged", "result",
+          "new_saved", "load_saved", "readback"}
+# Where a dict is the thing's true form, and why.
+BOUNDARIES = {
+    "results/read.py": "the JSON boundary: a document as parsed JSON before it is a model, and as written",
+    "run/bisect.py": "a bisection step's record (git bisect's good, bad, skip), kept as a line of JSON",
+}
+
+
+def untyped(path: Path, rel: str) -> list[str]:
+    found = []
+    for n in ast.walk(ast.parse(path.read_text(), str(path))):
+        if not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        for a in n.args.args + n.args.kwonlyargs:
+            if a.arg in CARRIERS and a.annotation is not None and "dict[str, Any]" in ast.unparse(a.annotation):
+                found.append(f"{rel}:{n.lineno} {n.name}({a.arg}: {ast.unparse(a.annotation)})")
+        if n.name in MAKERS and n.returns is not None and "dict[str, Any]" in ast.unparse(n.returns):
+            found.append(f"{rel}:{n.lineno} {n.name} -> {ast.unparse(n.returns)}")
+    return found
+
+
+def test_no_measurement_verdict_or_document_travels_as_a_dict():
+    found = []
+    for path in sorted(PKG.rglob("*.py")):
+        rel = str(path.relative_to(PKG))
+        if rel not in BOUNDARIES:
+            found += untyped(path, rel)
+    assert not found, f"type these (judge/measurement.py, results/schema.py): {found}"
+
+
+def test_the_dict_check_sees_one(tmp_path):
+    f = tmp_path / "m.py"
+    f.write_text("from typing import Any\n"
+                 "def judge(m: dict[str, Any], page: str) -> None: ...\n"
+                 "def verdicts(doc: object) -> list[dict[str, Any]]: ...\n"
+                 "def fine(row: dict[str, Any]) -> dict[str, Any]: ...\n")
+    assert [x.split(" ", 1)[1] for x in untyped(f, "m.py")] == [
+        "judge(m: dict[str, Any])", "verdicts -> list[dict[str, Any]]"]

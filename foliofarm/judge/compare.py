@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from foliofarm.results import schema
-from foliofarm.results.schema import CheckResult, Role, Subtest, VerdictRow
+from foliofarm.results.schema import CheckResult, FigurePair, Role, Subtest, VerdictRow
 from foliofarm.judge import figures as figs
 from foliofarm.judge.selftests import MAX_NAMED, missing_result as _missing
 from foliofarm.results.outcome import Outcome, Verdict
@@ -70,14 +70,15 @@ def _delta(a: Any, b: Any) -> Any:
     return None
 
 
-def figures(check: str, base: CheckResult | None, new: CheckResult | None) -> list[dict[str, Any]]:
+def figures(check: str, base: CheckResult | None, new: CheckResult | None) -> list[FigurePair]:
+    """The check's key figures base against series (FIGURES), with their deltas."""
     bm = base.metrics if base else {}
     nm = new.metrics if new else {}
     out = []
     for key in FIGURES.get(check, ()):
         if key in bm or key in nm:
             a, b = bm.get(key), nm.get(key)
-            out.append({"metric": key, "base": a, "series": b, "delta": _delta(a, b)})
+            out.append(FigurePair(metric=key, base=a, series=b, delta=_delta(a, b)))
     return out
 
 

@@ -55,12 +55,12 @@ def results_of(check: str, o: CheckResult, m: Measurement | None) -> dict[str, b
     out: dict[str, bool] = {}
     if tests is not None and o.subtests:
         for t in tests:
-            key = f"{check}{SEP}{t['name']}"
-            if t["status"] in RAW:
-                out[key] = RAW[t["status"]]
-            for i in t.get("inner") or []:
-                if i["status"] in RAW and not _missing(i["name"]):
-                    out[f"{key}{SEP}{i['name']}"] = RAW[i["status"]]
+            key = f"{check}{SEP}{t.name}"
+            if t.status in RAW:
+                out[key] = RAW[t.status]
+            for i in t.inner:
+                if i.status in RAW and not _missing(i.name):
+                    out[f"{key}{SEP}{i.name}"] = RAW[i.status]
         return out
     if o.outcome in PASSED | FAILED:
         out[check] = o.outcome in PASSED

@@ -11,6 +11,7 @@ from typing import Any, Optional, Union
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from foliofarm.judge.catalogue import Kind
+from foliofarm.results.outcome import Status
 
 Seconds = Union[int, float]
 
@@ -20,11 +21,25 @@ class Record(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+class TestResult(Record):
+    """One test of a run as the guest printed it (measure/ktap.py): its
+    status (crash: no result line, the run ended inside it), the reason (a
+    SKIP's, or the exit code of a failure), the results of its own KTAP, if
+    it printed any, and its time as the guest's driver took it."""
+    __test__ = False       # a record, not a test for pytest to collect
+    name: str
+    status: Status
+    reason: str = ""
+    inner: list["TestResult"] = Field(default_factory=list)
+    seconds: Optional[int] = None
+
+
 class TestsRun(Record):
     """A selftests run's KTAP read by the kernel's parser (measure/ktap.py):
-    each test as the guest printed it (ktap.Result.as_dict), whether the run
-    finished, what the parser found wrong."""
-    results: list[dict[str, Any]]
+    each test as the guest printed it, whether the run finished, what the
+    parser found wrong."""
+    __test__ = False
+    results: list[TestResult]
     planned: Optional[int] = None
     complete: bool = False
     parser_errors: list[str] = Field(default_factory=list)

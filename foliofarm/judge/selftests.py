@@ -17,6 +17,7 @@ from typing import Any
 
 from foliofarm import datafiles
 from foliofarm.paths import VMTESTS
+from foliofarm.judge.measurement import TestResult
 from foliofarm.results.outcome import Outcome, Status
 from foliofarm.results.schema import Subtest
 
@@ -42,19 +43,19 @@ def _matches(row: dict[str, Any], kernel: str, page: str, fs: str, test: str) ->
             and fnmatch.fnmatch(test, row["test"]))
 
 
-def subtest(check: str, t: dict[str, Any], kernel: str, page: str, fs: str) -> Subtest:
-    """One test's outcome from its parsed result ``t`` (ktap.Result.as_dict)."""
-    rows = [r for r in known_failures(check) if _matches(r, kernel, page, fs, t["name"])]
-    inner = t.get("inner", [])
-    failed = [i["name"] for i in inner if i["status"] in (Status.FAIL, Status.CRASH)]
-    counts = {s: sum(1 for i in inner if i["status"] == s)
+def subtest(check: str, t: TestResult, kernel: str, page: str, fs: str) -> Subtest:
+    """One test's outcome from its result ``t`` as the guest printed it."""
+    rows = [r for r in known_failures(check) if _matches(r, kernel, page, fs, t.name)]
+    inner = t.inner
+    failed = [i.name for i in inner if i.status in (Status.FAIL, Status.CRASH)]
+    counts = {s: sum(1 for i in inner if i.status == s)
               for s in (Status.PASS, Status.FAIL, Status.SKIP, Status.XFAIL)}
-    counts[Status.FAIL] += sum(1 for i in inner if i["status"] == Status.CRASH)
-    out: dict[str, Any] = {"name": t["name"], "outcome": "", "reason": t.get("reason", "")}
+    counts[Status.FAIL] += sum(1 for i in inner if i.status == Status.CRASH)
+    out: dict[str, Any] = {"name": t.name, "outcome": "", "reason": t.reason}
     if inner:
         out["inner"] = counts
-    if t.get("seconds") is not None:
-        out["seconds"] = t["seconds"]
+    if t.seconds is not None:
+        out["seconds"] = t.seconds
     if failed:
         out["failed"] = failed[:MAX_NAMED]
     # results that fail in some clean boots only (a flaky row of their own):
@@ -64,10 +65,10 @@ def subtest(check: str, t: dict[str, Any], kernel: str, page: str, fs: str) -> S
     if flaky_failed:
         out["flaky_failed"] = flaky_failed[:MAX_NAMED]
     whole = next((r for r in rows if not r.get("inner")), None)
-    if t["status"] == Status.SKIP:
+    if t.status == Status.SKIP:
         out["outcome"] = Outcome.SKIP
         out["reason"] = out["reason"] or "skipped (no reason given)"
-    elif t["status"] == Status.PASS:
+    elif t.status == Status.PASS:
         # a known failure of the whole test that passes now: xpass (a flaky one: pass)
         out["outcome"] = Outcome.XPASS if whole and not whole.get("flaky") else Outcome.PASS
         if out["outcome"] == Outcome.XPASS:
@@ -75,9 +76,9 @@ def subtest(check: str, t: dict[str, Any], kernel: str, page: str, fs: str) -> S
     else:
         by_inner = [r for r in rows if r.get("inner")]
         unknown = [n for n in failed if not any(fnmatch.fnmatch(n, r["inner"]) for r in by_inner)]
-        if t["status"] == Status.CRASH:
+        if t.status == Status.CRASH:
             out["outcome"] = Outcome.FAIL
-            out["reason"] = t.get("reason") or "no result"
+            out["reason"] = t.reason or "no result"
         elif whole or (failed and not unknown):
             why = whole["reason"] if whole else "; ".join(
                 dict.fromkeys(r["reason"] for r in by_inner
@@ -88,20 +89,20 @@ def subtest(check: str, t: dict[str, Any], kernel: str, page: str, fs: str) -> S
             if all(r.get("flaky") for r in used):
                 out["flaky"] = True
             out["reason"] = (f"known{' flaky' if out.get('flaky') else ''}: {why}"
-                             + (f" ({t['reason']})" if t.get("reason") else ""))
+                             + (f" ({t.reason})" if t.reason else ""))
         else:
             out["outcome"] = Outcome.FAIL
             named = unknown[:3]
             more = f" and {len(unknown) - 3} more" if len(unknown) > 3 else ""
-            out["reason"] = (t.get("reason") or "failed") + (
+            out["reason"] = (t.reason or "failed") + (
                 f": {', '.join(named)}{more}" if named else "")
     return Subtest.model_validate(out)
 
 
-def judge_tests(check: str, tests: list[dict[str, Any]], kernel: str, page: str, fs: str,
+def judge_tests(check: str, tests: list[TestResult], kernel: str, page: str, fs: str,
                 complete: bool) -> tuple[Outcome, str, dict[str, Any], list[Subtest]]:
     """The check's outcome, reason, metrics (counts per outcome) and subtests."""
-    subs = [subtest(check, t, kernel, page, fs) for t in tests]
+    subs = [subtest(check, TestResult.model_validate(t), kernel, page, fs) for t in tests]
     metrics: dict[str, Any] = {"tests": len(subs)}
     for o in (Outcome.PASS, Outcome.FAIL, Outcome.XFAIL, Outcome.XPASS, Outcome.SKIP):
         metrics[o] = sum(1 for s in subs if s.outcome == o)

@@ -151,5 +151,5 @@ def file_of(lines: list[str], after: int, name: str, where: str = "the LAVA job'
 def parsed(parser: Any, text: str, name: str = "kunit_parser") -> TestsRun:
     """A selftests run's KTAP read by the kernel's parser (``name`` its file)."""
     run = ktap.parse(text, parser)
-    return TestsRun(results=[r.as_dict() for r in run.results], planned=run.planned,
+    return TestsRun(results=run.results, planned=run.planned,
                     complete=run.complete, parser_errors=run.errors[:20], parser=name)

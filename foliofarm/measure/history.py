@@ -103,19 +103,19 @@ def add(path: Path, k: Kernel, run_id: str, results: dict[str, dict[str, bool]])
         write_json(path, doc, durable=False)
 
 
-def counts(doc: dict[str, Any], cell_id: str) -> dict[str, flaky.Count]:
-    """Every result of ``cell_id`` the history holds, as counts."""
-    rs = doc["cells"].get(cell_id, {}).get("results", {})
+def counts(hist: dict[str, Any], cell_id: str) -> dict[str, flaky.Count]:
+    """Every result of ``cell_id`` the history ``hist`` holds, as counts."""
+    rs = hist["cells"].get(cell_id, {}).get("results", {})
     return {name: flaky.Count(r[0], r[1]) for name, r in rs.items()}
 
 
-def flaky_rows(doc: dict[str, Any]) -> list[dict[str, Any]]:
+def flaky_rows(hist: dict[str, Any]) -> list[dict[str, Any]]:
     """The flaky results a history holds, one row each (for `foliofarm flaky`)."""
     rows = []
-    for cell_id, cell in sorted(doc["cells"].items()):
+    for cell_id, cell in sorted(hist["cells"].items()):
         for name, (p, f, first, last, last_failed) in sorted(cell["results"].items()):
             if p and f:
-                rows.append({"kernel": doc.get("kernel", "?"), "page_size": doc.get("page_size", "?"),
+                rows.append({"kernel": hist.get("kernel", "?"), "page_size": hist.get("page_size", "?"),
                              "cell": cell_id, "fs": cell_id.split("-")[1], "result": name, "passed": p, "failed": f,
                              "first": first, "last": last, "last_failed": last_failed})
     return rows

@@ -24,12 +24,13 @@ import re
 import shutil
 import sys
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Callable
 
 from foliofarm.intake import git
+from foliofarm.judge.measurement import TestResult
 from foliofarm.results.outcome import Status
 
 PARSER_KERNEL = "7.3"          # whose tools/testing/kunit parser judges KTAP
@@ -91,38 +92,15 @@ def _module(name: str, path: Path) -> ModuleType:
 
 
 @dataclass
-class Result:
-    """One test of a run: its status ("pass", "fail", "skip", "crash": no
-    result line, the run ended inside it), the reason (a SKIP's or the exit
-    code of a failure), and the results of its own KTAP, if it printed any."""
-    name: str
-    status: str
-    reason: str = ""
-    inner: list[Result] = field(default_factory=list)
-    seconds: int | None = None     # as the guest's driver timed it
-
-    def as_dict(self) -> dict[str, Any]:
-        d: dict[str, Any] = {"name": self.name, "status": self.status}
-        if self.reason:
-            d["reason"] = self.reason
-        if self.seconds is not None:
-            d["seconds"] = self.seconds
-        if self.inner:
-            d["inner"] = [i.as_dict() for i in self.inner]
-        return d
-
-
-
-@dataclass
 class Parsed:
-    results: list[Result]
+    results: list[TestResult]
     planned: int | None          # the plan's count; None where the run never printed it
     complete: bool               # a plan was printed and every result is there
     errors: list[str]            # what the parser found wrong with the output
 
 
-STATUS = {"SUCCESS": Status.PASS, "FAILURE": Status.FAIL, "SKIPPED": Status.SKIP, "TEST_CRASHED": "crash",
-          "NO_TESTS": "crash", "FAILURE_TO_PARSE_TESTS": "crash"}
+STATUS = {"SUCCESS": Status.PASS, "FAILURE": Status.FAIL, "SKIPPED": Status.SKIP, "TEST_CRASHED": Status.CRASH,
+          "NO_TESTS": Status.CRASH, "FAILURE_TO_PARSE_TESTS": Status.CRASH}
 TAP_VERSION = re.compile(r"^\s*(K?TAP version \d+)\s*$")
 PLAN = re.compile(r"^\s*1\.\.(\d+)\s*$")
 SKIP_PLAN = re.compile(r"^\s*1\.\.0\s*# SKIP\b\s*(.*)$", re.I)
@@ -177,7 +155,7 @@ def normalise(lines: list[str]) -> tuple[list[str], int | None, bool]:
 
 
 def parse(text: str, parser: ModuleType) -> Parsed:
-    """A run_vmtests.sh (or any kselftest) output: one Result per top-level
+    """A run_vmtests.sh (or any kselftest) output: one TestResult per top-level
     test, each with its program's inner results."""
     lines, planned, cut = normalise(text.replace("\r", "").splitlines())
     errors: list[str] = []
@@ -185,13 +163,13 @@ def parse(text: str, parser: ModuleType) -> Parsed:
     results = []
     for t in main.subtests:
         r = _result(t, parser, errors, lines)
-        if r.status == "crash" and not r.name:
+        if r.status == Status.CRASH and not r.name:
             title = [RUNNING.match(ln) for ln in t.log if RUNNING.match(ln)]
             r.name = _pretty(title[-1].group(1)) if title else "(unnamed)"
             r.reason = "no result: the run ended inside this test"
         results.append(r)
     complete = (not cut and planned is not None and len(results) == planned
-                and all(r.status != "crash" for r in results))
+                and all(r.status != Status.CRASH for r in results))
     return Parsed(results, planned, complete, errors)
 
 
@@ -234,13 +212,13 @@ def _pretty(command: str) -> str:
     return re.sub(r"^(bash )?\./", "", command.strip())
 
 
-def _result(t: Any, parser: ModuleType, errors: list[str], lines: list[str]) -> Result:
-    status = STATUS.get(t.status.name, "crash")
+def _result(t: Any, parser: ModuleType, errors: list[str], lines: list[str]) -> TestResult:
+    status = STATUS.get(t.status.name, Status.CRASH)
     reason = getattr(t, "skip_reason", "") if status == Status.SKIP else ""
     if status == Status.FAIL:
         reason = _directive(t.name, lines) or ""
     inner_lines = [ln[2:] if ln.startswith("# ") else ln[1:] if ln == "#" else ln for ln in t.log]
-    inner: list[Result] = []
+    inner: list[TestResult] = []
     if not any(TAP_VERSION.match(ln) for ln in inner_lines):
         # a program that prints its plan without the version line (mremap_test)
         first = next((i for i, ln in enumerate(inner_lines) if PLAN.fullmatch(ln)), None)
@@ -258,7 +236,7 @@ def _result(t: Any, parser: ModuleType, errors: list[str], lines: list[str]) -> 
         if plan is not None and len(ran) < plan and status == Status.FAIL:
             reason = (reason + "; " if reason else "") + f"{len(ran)} of {plan} inner results"
     bail = [ln for ln in inner_lines if ln.startswith("Bail out!")]
-    if bail and status in (Status.FAIL, "crash"):
+    if bail and status in (Status.FAIL, Status.CRASH):
         reason = (reason + "; " if reason else "") + bail[-1][:200]
     took = [int(m.group(1)) for ln in t.log if (m := TOOK.match(ln))]
     killed = [m.group(1) for ln in t.log if (m := TIMEOUT.match(ln))]
@@ -269,19 +247,20 @@ def _result(t: Any, parser: ModuleType, errors: list[str], lines: list[str]) -> 
         reason = left_out[-1]
     if status == Status.SKIP and not reason:
         reason = _own_skip(inner_lines, inner)
-    return Result(t.name.strip(), status, reason.strip(), inner, took[-1] if took else None)
+    return TestResult(name=t.name.strip(), status=status, reason=reason.strip(), inner=inner,
+                  seconds=took[-1] if took else None)
 
 
-def _inner(n: int, t: Any, line: Any) -> Result:
+def _inner(n: int, t: Any, line: Any) -> TestResult:
     """Inner result ``n`` of a program's KTAP: the parser's status and name,
     where it has no name the one its result line gives ("ok 3 # XFAIL text",
     kselftest's expected failure), and a result that never came named by its
     number."""
-    status = STATUS.get(t.status.name, "crash")
+    status = STATUS.get(t.status.name, Status.CRASH)
     name, why = t.name.strip(), getattr(t, "skip_reason", "") or ""
     directive = (line.group(4) or "").strip() if line else ""
-    if status == "crash" and not name:
-        return Result(f"(no result #{n})", "crash", "no result line")
+    if status == Status.CRASH and not name:
+        return TestResult(name=f"(no result #{n})", status=Status.CRASH, reason="no result line")
     if not name and directive:
         word, _, text = directive.partition(" ")
         name = text.strip() or directive
@@ -289,10 +268,10 @@ def _inner(n: int, t: Any, line: Any) -> Result:
             status, why = Status.XFAIL, "expected by the test"
     elif not why and directive and status != Status.PASS:
         why = directive[4:].strip() if directive.upper().startswith("SKIP") else directive
-    return Result(name or f"(unnamed #{n})", status, why)
+    return TestResult(name=name or f"(unnamed #{n})", status=status, reason=why)
 
 
-def _own_skip(lines: list[str], inner: list[Result]) -> str:
+def _own_skip(lines: list[str], inner: list[TestResult]) -> str:
     """Why a program skipped, in its own words, where run_vmtests.sh's result
     line gives none: its plan's directive ("1..0 # SKIP Not enough 524288 Kb
     pages") or the reasons of its skipped results."""

@@ -20,7 +20,7 @@ from foliofarm.measure import confirm, framed, history, ktap, split, vng
 from foliofarm.measure.cells import (BARE, RACE_BOOT, Context, GuestSlots, Kernel, baseline_path, machine,
                                    tree_disk)
 from foliofarm.boot.qemu import OUTBOX_BYTES
-from foliofarm.measure.saved import digest, kept, load_saved, new_saved, ranges_of
+from foliofarm.measure.saved import load_saved, new_saved, ranges_of, save
 from foliofarm.boot.session import BootPlan, check_timeout, run_boots
 from foliofarm.judge import measurement
 from foliofarm.judge.catalogue import Check, Kind, is_own
@@ -30,7 +30,7 @@ from foliofarm.results.schema import CheckResult
 from foliofarm.judge.noise import fold, noise_of, sample_figures
 from foliofarm.matrix import Cell
 from foliofarm.results.schema import BootEntry, Role
-from foliofarm.util import tmp_dir, write_json
+from foliofarm.util import tmp_dir
 from foliofarm.results.outcome import Outcome
 
 # a cell's boot for its tree's checks (thpmaps, the selftests' cell part)
@@ -333,16 +333,16 @@ def measure_kernel(ctx: Context, k: Kernel, reuse_base: bool, want_noise: bool) 
         known = history.known(ctx, k)
         for cell in k.cells:
             for chk in ctx.checks:
-                m = saved["measurements"][f"{cell.fs.name}/{chk.name}"]
+                m = saved.measurements[f"{cell.fs.name}/{chk.name}"]
                 w.record(cell, history.judged(judge(ctx, k, cell, chk, m), cell.id, known), flush=False)
             w.record(cell, console_outcome([]), flush=False)
         if ctx.recorded is not None:
             ctx.recorded()
         w.add_boot(BootEntry(page_size=k.cells[0].page.name, kernel=k.cells[0].kernel, reused=str(path),
-                             measured_by=saved.get("run_id"), console_log=saved.get("console_log")))
+                             measured_by=saved.run_id, console_log=saved.console_log))
         ctx.log(f"{k.cells[0].page.name} {k.cells[0].kernel}: measurements reused from run "
-                f"{saved.get('run_id')} ({path.name}); --fresh measures again", None)
-        measured, clean = saved["measurements"], True
+                f"{saved.run_id} ({path.name}); --fresh measures again", None)
+        measured, clean = saved.measurements, True
     else:
         earlier = load_saved(ctx, path, k, quiet=True)   # --fresh: what it replaces
         one = run_pass(ctx, k)
@@ -355,21 +355,21 @@ def measure_kernel(ctx: Context, k: Kernel, reuse_base: bool, want_noise: bool) 
         if clean:
             # what it replaces stays a sample of the noise
             ranges = ranges_of(ctx, k, earlier) if earlier is not None else {}
-            saved["ranges"] = fold(ranges, sample_figures(k.cells, ctx.checks, k.kernel_xy, measured))
-    booted = [measured] if saved.get("run_id") == w.run_id else []
+            saved.ranges = fold(ranges, sample_figures(k.cells, ctx.checks, k.kernel_xy, measured))
+    booted = [measured] if saved.run_id == w.run_id else []
     if want_noise and clean:
-        if "repeat" not in saved:
+        if saved.repeat is None:
             ctx.log(f"{k.cells[0].page.name}: measuring the base again for the noise of each figure",
                     None)
-            saved["repeat"], clean = boot_and_measure(ctx, k, label="-repeat")
-            saved["repeat_run_id"] = w.run_id
-            booted.append(saved["repeat"])
+            repeat, clean = boot_and_measure(ctx, k, label="-repeat")
+            saved.repeat, saved.repeat_run_id = repeat, w.run_id
+            booted.append(repeat)
             if clean:
-                saved["ranges"] = fold(saved.get("ranges") or {}, sample_figures(k.cells, ctx.checks, k.kernel_xy, saved["repeat"]))
-        saved["ranges"] = ranges = ranges_of(ctx, k, saved)
+                saved.ranges = fold(saved.ranges or {}, sample_figures(k.cells, ctx.checks, k.kernel_xy, repeat))
+        saved.ranges = ranges = ranges_of(ctx, k, saved)
         n = min((r["samples"] for by in ranges.values() for r in by.values()), default=0)
         ctx.log(f"{k.cells[0].page.name}: the noise of each figure from {n} clean boots of the base "
-                f"(runs {saved.get('run_id')} and {saved.get('repeat_run_id') or saved.get('run_id')}"
+                f"(runs {saved.run_id} and {saved.repeat_run_id or saved.run_id}"
                 + (" and earlier" if n > 2 else "") + ")", None)
         record_noise(ctx, ranges)
     if len(booted) > 1 and k.side != Role.SERIES:
@@ -377,8 +377,7 @@ def measure_kernel(ctx: Context, k: Kernel, reuse_base: bool, want_noise: bool) 
     else:
         history.record_flaky(ctx, k)
     if clean:   # only a clean boot's measurements can serve as a base later
-        saved["sha256"] = digest(saved)
-        write_json(path, kept(saved))
+        save(path, saved)
     return all(m.kind != Kind.ERROR for m in measured.values())
 
 

@@ -29,7 +29,7 @@ from typing import Any
 from foliofarm.boot import splat
 from foliofarm.measure.ktap import ELSEWHERE
 from foliofarm.judge.catalogue import Check, Kind
-from foliofarm.judge.measurement import Measurement, PartOf, TestsRun
+from foliofarm.judge.measurement import Measurement, PartOf, TestResult, TestsRun
 from foliofarm.results.outcome import Status
 
 PAGE, CELL, RACE = "page", "cell", "race"
@@ -66,19 +66,18 @@ def page_parts(chk: Check) -> set[str]:
     return {PAGE, RACE} if races(chk) else {PAGE}
 
 
-def _here(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [r for r in results if not (r.get("status") == Status.SKIP
-                                       and str(r.get("reason", "")).startswith(ELSEWHERE))]
+def _here(results: list[TestResult]) -> list[TestResult]:
+    return [r for r in results if not (r.status == Status.SKIP and r.reason.startswith(ELSEWHERE))]
 
 
-def merge_results(page: list[dict[str, Any]], cell: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def merge_results(page: list[TestResult], cell: list[TestResult]) -> list[TestResult]:
     """The tests of both parts in the order run_vmtests.sh ran them: both parts
     walk the same list, each reporting the other's tests as "elsewhere", so
     where their names agree test by test each place takes the part that ran
     it (a test left out of both, as SKIP in both, once). Where they do not
     agree (a part cut short by a crash), the page part's tests, then the
     cell's."""
-    names_p, names_c = [r.get("name") for r in page], [r.get("name") for r in cell]
+    names_p, names_c = [r.name for r in page], [r.name for r in cell]
     n = min(len(page), len(cell))
     if names_p[:n] != names_c[:n]:
         return _here(page) + _here(cell)
