@@ -18,27 +18,18 @@ from pathlib import Path
 from foliofarm.results import schema
 from foliofarm.judge import compare
 from foliofarm.results.read import read
-from foliofarm.report import plots, render, sections, text
-from foliofarm.report.tables import columns
-from foliofarm.util import write_atomic
+from foliofarm.report.outputs import write_end
+from foliofarm.results.arriving import Moment, Output
 
 
-def write(run_dir: Path, doc: schema.Results,
-          drawn: dict[tuple[str, str], bytes] | None = None) -> tuple[Path, Path]:
-    """report.md, report.html, report.txt and plots/. ``drawn``: plots made
-    earlier (from page_part) of page sizes whose cells have not changed since."""
-    drawn = drawn or {}
-    pages = {p for p, _, _, _ in columns(doc)} - {p for _, p in drawn}
-    pngs = {**drawn, **plots.draw(doc, pages)}
-    (run_dir / "plots").mkdir(exist_ok=True)
-    for (check, page), png in pngs.items():
-        write_atomic(run_dir / "plots" / f"{check}-{page}.png", png)
-    title, secs = sections.build(doc, pngs)
-    md, page = run_dir / "report.md", run_dir / "report.html"
-    write_atomic(md, render.to_markdown(title, secs) + "\n")
-    write_atomic(page, render.to_html(title, secs) + "\n")
-    write_atomic(run_dir / "report.txt", text.render(doc))    # for a reply to the list
-    return md, page
+def write(run_dir: Path, doc: schema.Results) -> tuple[Path, Path]:
+    """The outputs written at the end (report/outputs.py) again from ``doc``
+    (`foliofarm report`): report.md, report.html, report.txt and plots/. One
+    that fails is an error here: there is no run to go on with."""
+    def failed(o: Output, exc: Exception) -> None:
+        raise exc
+    write_end(run_dir, doc, Moment(), failed)
+    return run_dir / "report.md", run_dir / "report.html"
 
 
 def readback(path: Path) -> schema.Results:

@@ -13,8 +13,8 @@ from pathlib import Path
 from foliofarm.matrix import Cell, filesystems, page_sizes
 from foliofarm.results import judged, read, schema
 from foliofarm.errors import InfraError
-from foliofarm.results.junit import junit_xml
-from foliofarm.util import write_atomic, write_json
+from foliofarm.results.arriving import ARRIVING, Moment
+from foliofarm.util import write_json
 from foliofarm.results.outcome import Outcome
 
 # Tests set this: every write of results.json is read back through the
@@ -259,13 +259,13 @@ class ResultsWriter:
         (Every check's flush is a rewrite of the whole file; indenting and
         checking each time cost seconds a run.)"""
         with self.lock:
-            text = json.dumps(read.written(self.doc), indent=2 if final else None) + "\n"
-            write_atomic(self.dir / "results.json", text, durable=final)
-            write_atomic(self.dir / "junit.xml", junit_xml(self.doc), durable=final)
+            for out in ARRIVING:
+                out.write(self.dir, self.doc, Moment(final=final))
             if final or CHECK_EVERY_WRITE:
                 # the writer never leaves what `foliofarm report` refuses (written
                 # first: nothing is lost, and the message names the field)
                 try:
-                    read.check(json.loads(text), str(self.dir / "results.json"))
+                    path = self.dir / "results.json"
+                    read.check(json.loads(path.read_text()), str(path))
                 except read.ResultsError as exc:
                     raise ResultsBug(f"foliofarm wrote a results.json its own reader refuses: {exc}") from None

@@ -13,12 +13,13 @@ from contextlib import contextmanager, nullcontext
 from rich.console import Console
 from rich.text import Text
 
-from foliofarm import hosttools, report
+from foliofarm import hosttools
 from foliofarm.boot.qemu import QEMU
 from foliofarm.errors import FarmError, UsageError
 from foliofarm.intake import source
 from foliofarm.paths import cache_dir
-from foliofarm.report import repro, summary
+from foliofarm.report import outputs, summary
+from foliofarm.results.arriving import Moment
 from foliofarm.results.writer import ResultsWriter
 from foliofarm.run.closing import close
 from foliofarm.run.executor import Executor
@@ -126,19 +127,14 @@ class Runner:
         """repro.sh, the terminal tables and the report, from what was recorded."""
         w = self.writer
         doc = w.results()
-        try:
-            repro.write(w.dir, doc, self.opts)
-        except OSError as exc:
-            self.log(f"repro.sh not written: {exc}", "red")
         if doc.cells:
             summary.print_table(doc, [c.name for c in self.opts.checks])
         if doc.verdicts:
             summary.print_verdicts(doc)
-        try:
-            with self.stage("report"):
-                paths = report.write(w.dir, doc, ex.drawn)
-            w.flush(final=True)
-            self.log(f"report: {paths[0]} and {paths[1]}")
-        except Exception as exc:   # a report that fails to render must not hide the results
-            self.log(f"report not written: {exc}", "red")
+        with self.stage("report"):     # every output written at the end (report/outputs.py)
+            done = outputs.write_end(w.dir, doc, Moment(final=True, opts=self.opts, drawn=ex.drawn),
+                                     lambda o, exc: self.log(f"{o.name} not written: {exc}", "red"))
+        w.flush(final=True)
+        if "report.md" in done and "report.html" in done:
+            self.log(f"report: {w.dir / 'report.md'} and {w.dir / 'report.html'}")
         self.log(f"results: {w.dir / 'results.json'} (exit {code})")
