@@ -11,10 +11,8 @@ from typing import Any
 from foliofarm import report
 from foliofarm.errors import FarmError, UsageError
 from foliofarm.judge import compare
-from foliofarm.results.junit import junit_xml
 from foliofarm.results.merge import merge
-from foliofarm.results.read import written
-from foliofarm.util import write_atomic, write_json
+from foliofarm.results.arriving import ARRIVING, Moment
 
 
 def add_parser(sub: Any, d: dict[str, Any]) -> None:
@@ -49,8 +47,8 @@ def render(run_dirs: list[Path], out: Path | None) -> int:
         merged = merge(docs)     # the shards' cells together, judged again
         doc = merged.model_copy(update={"verdicts": compare.verdicts(merged) if merged.sides else []})
         out_dir.mkdir(parents=True, exist_ok=True)
-        write_json(out_dir / "results.json", written(doc))
-        write_atomic(out_dir / "junit.xml", junit_xml(doc))   # one file for the CI server
+        for o in ARRIVING:       # results.json, and one junit.xml for the CI server
+            o.write(out_dir, doc, Moment(final=True))
     md, page = report.write(out_dir, doc)
     print(md)
     print(page)
