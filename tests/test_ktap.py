@@ -323,3 +323,20 @@ def test_a_skip_without_reason_takes_the_programs_own(parser):
     assert r["hugetlb-shm"].reason == "Not enough free huge pages"
     assert all(x.reason for x in run.results if x.status == "skip"), [
         x.name for x in run.results if x.status == "skip" and not x.reason]
+
+
+def test_a_real_runs_tests_give_their_counts_to_the_noise(parser):
+    """A clean base's figures for its noise (noise.sample_figures, as a
+    --noise run folds them): a recorded real run's judged tests each give
+    their count of results, as subtest_rows reads them."""
+    from foliofarm import matrix
+    from foliofarm.judge import noise
+    text = (DATA / "run_vmtests-7.3-4k-xfs.ktap").read_text()
+    cell = matrix.Cell(matrix.page_sizes()["4k"], matrix.filesystems()["xfs"], "7.3")
+    chk = catalogue.by_name()["mm-selftests"]
+    figs = noise.sample_figures([cell], [chk], "7.3", {"xfs/mm-selftests": measurement(parser, text)})
+    counts = {k: v for k, v in figs["4k-xfs"]["mm-selftests"].items() if k.startswith("results:")}
+    assert len(counts) > 20 and all(isinstance(v, int) and v > 0 for v in counts.values())
+    run = ktap.parse(text, parser)
+    some = next(r for r in run.results if r.inner)
+    assert counts[f"results:{some.name}"] == len(some.inner)

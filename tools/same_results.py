@@ -22,6 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from foliofarm.results import read                    # noqa: E402
 from foliofarm.judge import compare, figures   # noqa: E402
+from foliofarm.results.schema import Subtest  # noqa: E402
 
 
 def table(doc: dict[str, Any]) -> dict[tuple[str, str, str], dict[str, Any]]:
@@ -32,7 +33,7 @@ def table(doc: dict[str, Any]) -> dict[tuple[str, str, str], dict[str, Any]]:
         for c in cell["checks"]:
             figs = {k: v for k, v in figures.flatten(c["metrics"], c["name"]).items()
                     if figures.kind_of(c["name"], k) == "behaviour"}
-            tests = {t["name"]: (t["outcome"], compare.results_of(t), t.get("flaky", False))
+            tests = {t["name"]: (t["outcome"], compare.results_of(Subtest.model_validate(t)), t.get("flaky", False))
                      for t in c.get("subtests", [])}
             out[(cell["page_size"], cell["fs"], c["name"])] = {"outcome": c["outcome"], "figures": figs,
                                                                "tests": tests}

@@ -178,17 +178,16 @@ def pair_verdict(page: str, fs: str, name: str, b: CheckResult | None, n: CheckR
     return _row(page, fs, name, b, n, False, False, None, judge_direction=True)[0].verdict
 
 
-def results_of(t: Subtest | dict[str, Any] | None) -> int | None:
+def results_of(t: Subtest | None) -> int | None:
     """How many of its own results a test reported (its plan, where a bail-out
     or a crash left some without a line): the stable part of its count."""
-    inner = t.inner if isinstance(t, Subtest) else (t or {}).get("inner")
-    return sum(inner.values()) if inner else None
+    return sum(t.inner.values()) if t is not None and t.inner else None
 
 
-def test_counts(subtests: list[dict[str, Any]]) -> dict[str, int]:
+def test_counts(subtests: list[Subtest]) -> dict[str, int]:
     """Per test of a selftests run, the figure its noise is measured on
     (measure.record_noise), keyed as subtest_rows reads it."""
-    return {f"results:{t['name']}": n for t in subtests if (n := results_of(t)) is not None}
+    return {f"results:{t.name}": n for t in subtests if (n := results_of(t)) is not None}
 
 
 def subtest_rows(page: str, fs: str, check: str, b: CheckResult | None,
