@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from foliofarm.results.read import read
-from foliofarm.results.schema import Verdict
+from foliofarm.results.schema import VerdictRow
 from foliofarm.selfcheck import mutants
 
 pytestmark = pytest.mark.integration
@@ -32,7 +32,7 @@ def test_judging_a_mutant_run():
     real = read(Path(__file__).parent / "data" / "results" / "benign-4k.json")
     rows = [("64k", "ext4", "exec-text", "regression"), ("64k", "ext4", "console", "regression"),
             ("64k", "xfs", "exec-text", "pass"), ("4k", "xfs", "ra-window", "changed")]
-    doc = real.model_copy(update={"verdicts": [Verdict(page_size=p, fs=f, check=c, verdict=v)
+    doc = real.model_copy(update={"verdicts": [VerdictRow(page_size=p, fs=f, check=c, verdict=v)
                                                for p, f, c, v in rows]})
     m = mutants.Mutant("warn", mutants.MUTANTS / "x.patch", ["64k-ext4"], "")
     o = mutants.judge(doc, 1, m, ["4k-xfs", "64k-ext4", "64k-xfs"])
