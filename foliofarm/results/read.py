@@ -86,9 +86,7 @@ def written(doc: Results) -> dict[str, Any]:
     """``doc`` as the writer writes it (JSON data): what the run recorded,
     defaults left out but for the parts every document has."""
     out = doc.model_dump(exclude_defaults=True, warnings=False)
-    out.update({k: getattr(doc, k) for k in ALWAYS if k not in out})
-    out["kernels"], out["boots"], out["errors"] = ([x.model_dump(exclude_defaults=True) for x in xs]
-                                                   for xs in (doc.kernels, doc.boots, doc.errors))
+    out.update({k: getattr(doc, k) for k in ALWAYS if k not in out})     # the lists there, if empty
     out["cells"] = [{**c.model_dump(exclude_defaults=True), "checks": [x.written() for x in c.checks]}
                     for c in doc.cells]
     return out
