@@ -112,3 +112,15 @@ def matrix_run(tmp_path_factory):
     code = main(["run", "--kernel", "debian:7.3", "--fresh", "--checks", MATRIX_CHECKS,
                  "--results", str(results)])
     return code, load(results), results
+
+
+@pytest.fixture
+def the_lab():
+    """A LAVA lab on loopback (foliofarm/lava/lab.py: lava-server, its
+    scheduler, two workers with a qemu device each): its URL and token file."""
+    from foliofarm.lava import lab
+    state = lab.up(workers=2, port=8900)
+    try:
+        yield state["url"], lab.lab_dir() / "token"
+    finally:
+        lab.down()

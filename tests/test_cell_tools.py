@@ -44,12 +44,12 @@ def test_repro_script_names_the_cell_and_the_same_inputs(tmp_path):
     text = written[0].read_text()
     assert "--cells 4k-xfs" in text and doc.run_id in text and "--checks exec-text,mmap-miss" in text
     assert f"--series {box}" in text and "-K CONFIG_KASAN=y" in text and "--cpus 2" in text
-    assert "--fresh" in text and f"cd {ROOT}" in text and "--runner" not in text
+    assert "--fresh" in text and f"cd {ROOT}" in text and "--boot-with" not in text
     assert os.access(written[0], os.X_OK)
     assert subprocess.run(["sh", "-n", str(written[0])]).returncode == 0
     # a run under vng is re-run under vng
-    again = repro.write(tmp_path / "vng", doc, opts(runner="vng"))
-    assert "--runner vng" in again[0].read_text()
+    again = repro.write(tmp_path / "vng", doc, opts(boot_with="vng"))
+    assert "--boot-with vng" in again[0].read_text()
 
 
 @pytest.mark.integration

@@ -17,7 +17,8 @@ from foliofarm.intake import source
 from foliofarm.judge import catalogue, compare, flaky
 from foliofarm.judge.catalogue import Kind
 from foliofarm.matrix import Cell, filesystems, page_sizes
-from foliofarm.measure import confirm, history, ktap, passes
+from foliofarm.measure import confirm, history, passes
+from foliofarm.judge import ktap
 from foliofarm.measure.cells import Context, Kernel
 from foliofarm.report import kcidb, text
 from foliofarm.results import read, schema

@@ -1,10 +1,14 @@
-"""A series run followed from the command line to its results.json: every call
+"""Runs followed from the command line to their results.json: every call
 from one of the farm's modules into another, on every thread, is watched
 (sys.setprofile), and none may go up a floor (tests/test_layout.py's order):
 no callback of the run's room (its log, its status line, its own-checks
 verdict) is called from measuring, booting or building. The import order
-keeps imports down; this keeps calls down too."""
+keeps imports down; this keeps calls down too. One run for each booter of
+boot/protocol.py: the farm's QEMU (a series run), virtme-ng, and a LAVA lab
+on loopback."""
 
+import json
+import os
 import sys
 import threading
 from pathlib import Path
@@ -73,4 +77,39 @@ def test_a_series_run_calls_only_down_the_floors(tmp_path):
     assert (tmp_path / "latest" / "results.json").is_file()
     into_run = sorted(c for c in calls.up if top(c[2]) == "run")
     assert into_run == [], f"calls back up into the run's room: {into_run}"
+    assert sorted(calls.up) == [], f"calls up a floor: {sorted(calls.up)}"
+
+
+def booted_by(results: Path) -> list[str]:
+    """What booted each of a run's boots: the farm's QEMU, vng or a lab's job."""
+    doc = json.loads((results / "latest" / "results.json").read_text())
+    return sorted("lava" if b.get("lab_job") else "vng" if "vng" in b["qemu"].split()[0] else "qemu"
+                  for b in doc["boots"])
+
+
+def test_a_vng_run_calls_only_down_the_floors(tmp_path):
+    """The own check booted by virtme-ng (boot/vng.py), the tree's check
+    (thpmaps) by the farm's QEMU in the same run: one booter each, both
+    through boot/protocol.py."""
+    with Calls() as calls:
+        code = main(["run", "--boot-with", "vng", "--cells", "4k-xfs", "--checks", "exec-text,thpmaps",
+                     "--fresh", "--results", str(tmp_path)])
+    assert code == 0
+    assert calls.seen > 10_000
+    assert booted_by(tmp_path) == ["qemu", "vng"]
+    assert sorted(calls.up) == [], f"calls up a floor: {sorted(calls.up)}"
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the lab's services run as root (Debian's lava-server)")
+def test_a_lab_run_calls_only_down_the_floors(tmp_path, the_lab):
+    """The own checks booted as a LAVA lab's jobs (lava/remote.py) on the
+    loopback lab: its client, its artifact server and its log reader are
+    all called from measuring without a call up a floor."""
+    url, token = the_lab
+    with Calls() as calls:
+        code = main(["run", "--lab", url, "--lab-token", str(token), "--cells", "4k-ext4",
+                     "--checks", "exec-text", "--fresh", "--results", str(tmp_path)])
+    assert code == 0
+    assert calls.seen > 10_000
+    assert booted_by(tmp_path) == ["lava"]
     assert sorted(calls.up) == [], f"calls up a floor: {sorted(calls.up)}"

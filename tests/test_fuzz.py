@@ -28,7 +28,7 @@ from foliofarm.intake import series
 from foliofarm.intake import source
 from foliofarm.kernel.build import Builder
 from foliofarm.errors import FarmError
-from foliofarm.measure import ktap
+from foliofarm.judge import ktap
 from foliofarm.boot import splat
 from foliofarm.boot.session import parse_ktap
 from foliofarm.judge import catalogue, checks

@@ -1,5 +1,5 @@
 """KTAP of the kernel's selftests read with the kernel's own parser
-(foliofarm/measure/ktap.py), judged per test with known failures as data
+(foliofarm/judge/ktap.py), judged per test with known failures as data
 (foliofarm/judge/selftests.py), and compared per test base against series."""
 
 import re
@@ -10,7 +10,7 @@ import pytest
 from foliofarm.judge.measurement import Measurement
 from foliofarm.results import read, schema
 from foliofarm.intake import source
-from foliofarm.measure import ktap
+from foliofarm.judge import ktap
 from foliofarm.judge import compare, selftests
 from foliofarm.judge import catalogue
 from foliofarm.judge.checks import judge_measurement

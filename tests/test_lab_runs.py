@@ -37,15 +37,6 @@ SERIES = str(ROOT / "examples" / "series" / "benign.mbox")
 OWN = ["--checks", "exec-text,mmap-miss", "--fresh", "--series", SERIES]
 
 
-@pytest.fixture
-def the_lab():
-    state = lab.up(workers=2, port=8900)
-    try:
-        yield state["url"], lab.lab_dir() / "token"
-    finally:
-        lab.down()
-
-
 def lab_args(url: str, token: Path, *more: str) -> list[str]:
     return ["--lab", url, "--lab-token", str(token), *more]
 

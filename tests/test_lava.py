@@ -18,8 +18,9 @@ from foliofarm.results import read
 from foliofarm.errors import UsageError
 from foliofarm.judge.catalogue import Kind, by_name
 from foliofarm.judge.checks import judge_measurement
-from foliofarm.measure import framed
+from foliofarm.boot import framed
 from foliofarm.lava import jobs, log
+from foliofarm.run.lab_jobs import read_jobs
 
 DATA = Path(__file__).parent / "data" / "results"
 
@@ -193,7 +194,7 @@ def test_a_real_lava_job_is_judged_as_the_farms_own_boot_of_the_cell(tmp_path):
     records = log.entries(job / log.LOG)
     assert len(records) == len((job / log.LOG).read_text().splitlines())
     assert sum(1 for r in records if r.get("lvl") == "results") == 27
-    run_dir = log.read_jobs([job], tmp_path / "judged", ["test"])
+    run_dir = read_jobs([job], tmp_path / "judged", ["test"])
     lava = read.load(run_dir / "results.json")
     farm = json.loads((DATA / "split-run-7.3.json").read_text())
     farm["cells"] = [c for c in farm["cells"] if c["id"] == "4k-ext4-7.3"]

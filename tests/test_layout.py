@@ -17,10 +17,12 @@ PKG = Path(__file__).resolve().parent.parent / "foliofarm"
 # Higher numbers may import lower ones and their own level, never higher.
 LEVELS: dict[str, int] = {
     "__main__": 9, "cli": 9,
-    "selfcheck": 8, "watch": 8, "lava": 8,
+    "selfcheck": 8, "watch": 8,
     "run": 7,
     "measure": 6,
-    "boot": 5, "disks": 5,
+    # lava beside boot: a lab's client, its jobs and its boots, one of the
+    # booters of boot/protocol.py that measuring calls
+    "boot": 5, "disks": 5, "lava": 5,
     "kernel": 4, "report": 4,
     "intake": 3, "judge": 3,
     "results": 2,

@@ -10,7 +10,8 @@ import pytest
 
 from foliofarm.results import read
 from foliofarm.judge.measurement import Measurement, TestResult
-from foliofarm.measure import ktap, split
+from foliofarm.judge import ktap
+from foliofarm.measure import split
 from foliofarm.judge.catalogue import by_name
 from foliofarm.judge.checks import judge_measurement
 from test_ktap import parser  # noqa: F401  (fixture)

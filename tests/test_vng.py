@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from foliofarm.errors import InfraError, UsageError
-from foliofarm.measure import vng
+from foliofarm.boot import vng
 from foliofarm.boot.qemu import Machine
 from foliofarm.run.shell import ShellOptions, main as shell_main
 
@@ -80,7 +80,7 @@ def test_argv_on_kvm_leaves_the_cpu_to_vng(monkeypatch):
 
 
 def recorded_boot() -> tuple[str, list[str]]:
-    """A real `foliofarm run --runner vng --cells 16k-xfs --checks exec-text,mmap-miss`
+    """A real `foliofarm run --boot-with vng --cells 16k-xfs --checks exec-text,mmap-miss`
     boot's console log: the kernel's console, then what the guest printed."""
     console, _, out = (DATA / "16k-xfs-7.3.console.log").read_text().partition(vng.OUTPUT_MARK.strip("\n"))
     return console, out.strip("\n").splitlines()
@@ -189,7 +189,7 @@ def vng_run(tmp_path_factory):
     from foliofarm.cli import main
     from conftest import load
     results = tmp_path_factory.mktemp("vng-results")
-    code = main(["run", "--runner", "vng", "--fresh", "--cells", ",".join(VNG_CELLS), "--checks", "exec-text",
+    code = main(["run", "--boot-with", "vng", "--fresh", "--cells", ",".join(VNG_CELLS), "--checks", "exec-text",
                  "--results", str(results)])
     return code, load(results), results
 
@@ -273,7 +273,7 @@ def test_a_regression_is_caught_under_vng(tmp_path, budget):
     from conftest import load
     budget(6 * 60, "a 16K kernel with a mutant applied, built and booted under vng")
     mutant = Path(__file__).parent / "mutants" / "exec-order-zero.patch"
-    code = main(["run", "--runner", "vng", "--fresh", "--series", str(mutant), "--cells", "16k-xfs",
+    code = main(["run", "--boot-with", "vng", "--fresh", "--series", str(mutant), "--cells", "16k-xfs",
                  "--checks", "exec-text", "--results", str(tmp_path)])
     doc = load(tmp_path)
     assert code == 1

@@ -21,7 +21,7 @@ from foliofarm import matrix
 from foliofarm.errors import GuestError
 from foliofarm.boot import splat
 from foliofarm.boot.console import CommandResult, GuestSession
-from foliofarm.boot.qemu import SELFTESTS, THPMAPS
+from foliofarm.boot.qemu import SELFTESTS, THPMAPS, Machine
 from foliofarm.judge.measurement import Measurement, error
 from foliofarm.results.schema import BootEntry
 from foliofarm.judge.catalogue import Check, Kind
@@ -204,13 +204,15 @@ Measured = tuple[Cell, Check, Measurement]
 
 @dataclass
 class BootPlan:
-    """The boots of one kernel: the QEMU argv, where console logs go, and the
-    (cell, check) pairs to measure, in order."""
-    argv: list[str]
-    log_stem: Path                      # boots/<page>-<kernel>; attempts add .2, .3, ...
+    """One group's boots, whoever boots them (protocol.py): the guest, where
+    console logs go, and the (cell, check) pairs to measure, in order."""
+    log_stem: Path                      # boots/<page>-<fs>-<kernel>; attempts add .2, .3, ...
     page: matrix.PageSize
     kernel: str
     pairs: list[tuple[Cell, Check]]
+    machine: Machine | None = None      # the guest the farm's QEMU would boot (without its outbox)
+    argv: list[str] = field(default_factory=list)   # the command line booted (the machine's, with the outbox)
+    labels: dict[str, str] = field(default_factory=dict)  # what the run says of the kernel (a lab job's metadata)
     boot_timeout: float = 300
     timeouts: dict[tuple[str, str], float] = field(default_factory=dict)  # (fs, check) -> s
     qemu: str = ""

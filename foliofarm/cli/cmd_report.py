@@ -57,13 +57,13 @@ def render(run_dirs: list[Path], out: Path | None) -> int:
 
 def from_lava(job_dirs: list[Path], out: Path | None) -> int:
     """`foliofarm report --lava JOB... --out RESULTS`: LAVA jobs' logs judged
-    like the farm's own boots (lava/log.py), then reported as any run is."""
-    from foliofarm.lava import log
+    like the farm's own boots (run/lab_jobs.py), then reported as any run is."""
+    from foliofarm.run.lab_jobs import read_jobs
     if out is None:
         raise UsageError("--lava: give --out RESULTS for the judged results")
     try:
-        run_dir = log.read_jobs([d.resolve() for d in job_dirs], out,
-                                ["foliofarm", "report", "--lava", *map(str, job_dirs)])
+        run_dir = read_jobs([d.resolve() for d in job_dirs], out,
+                            ["foliofarm", "report", "--lava", *map(str, job_dirs)])
     except (FarmError, OSError, KeyError) as exc:
         raise UsageError(f"--lava: {exc}") from None
     return render([run_dir], None)

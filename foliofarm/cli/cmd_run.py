@@ -14,7 +14,7 @@ from foliofarm.cli.options import (default_guests, default_tree_guests, positive
 from foliofarm.errors import UsageError
 from foliofarm.intake import series, source
 from foliofarm.judge import catalogue
-from foliofarm.measure.vng import vng_command
+from foliofarm.boot.vng import vng_command
 from foliofarm.paths import ROOT
 
 if TYPE_CHECKING:
@@ -107,9 +107,11 @@ def guest_options(run: argparse.ArgumentParser, d: dict[str, Any]) -> None:
                      default=default_tree_guests(d.get("guest_memory_mb", 2048)), metavar="N",
                      help="boots of the tree's checks (selftests, thpmaps) at once, yielding the "
                           "cores to the own checks' guests (default: cores + 1, at most 3)")
-    run.add_argument("--runner", choices=("qemu", "vng"), default="qemu",
-                     help="what boots the farm's own checks: its QEMU runner, or virtme-ng (the "
-                          "tree's checks stay on the farm's runner: docs/user-guide.md, the same cell under virtme-ng)")
+    run.add_argument("--boot-with", choices=("qemu", "vng"), default="qemu",
+                     help="what boots the farm's own checks here: its QEMU, or virtme-ng (the tree's "
+                          "checks stay on the farm's QEMU: docs/user-guide.md, the same cell under "
+                          "virtme-ng); --lab URL boots them in a LAVA lab")
+    run.add_argument("--runner", dest="boot_with", choices=("qemu", "vng"), help=argparse.SUPPRESS)  # its old name
 
 
 def command(args: argparse.Namespace, argv: list[str]) -> int:
@@ -120,7 +122,7 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
     validate_run(args)
     from foliofarm.lava.remote import LabBoots
     if (lab := LabBoots.from_args(args)) is not None:      # the lab answers and takes the token
-        opts.lab, opts.runner = lab, "lava"
+        opts.lab = lab
     if args.dry_run:
         return Runner(opts).dry_run()
     writable_dir(opts.results)     # last: a refused run leaves no folder behind
@@ -159,7 +161,7 @@ def run_options(args: argparse.Namespace, argv: list[str]) -> RunOptions:
         allow_binary=args.allow_binary,
         guests=args.guests,
         tree_guests=args.tree_guests,
-        runner=args.runner,
+        boot_with=args.boot_with,
         command=["foliofarm", *argv],
     )
 
@@ -176,7 +178,7 @@ def validate_run(args: argparse.Namespace) -> None:
     if args.series is not None:
         local = None if args.kernel.startswith("debian:") else Path(args.kernel).expanduser()
         series.load(args.series, local, args.allow_binary)
-    if args.runner == "vng":
+    if args.boot_with == "vng":
         vng_command()       # installed, or say how
     from foliofarm.kernel.kconfig import check_extra
     check_extra(args.extra_config)

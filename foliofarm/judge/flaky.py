@@ -32,7 +32,7 @@ from foliofarm.results.outcome import Outcome, Status
 
 PASSED = {Outcome.PASS, Outcome.XPASS}
 FAILED = {Outcome.FAIL, Outcome.XFAIL}
-# a test's status as the guest printed it (measure/ktap.py): a kselftest XFAIL
+# a test's status as the guest printed it (judge/ktap.py): a kselftest XFAIL
 # is the test's own expected failure, neither
 RAW = {Status.PASS: True, Status.FAIL: False, Status.CRASH: False}
 # the chance, for a series run, that a kernel failing as often as the base

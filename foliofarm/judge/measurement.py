@@ -1,6 +1,6 @@
 """What a boot measured for one check on one cell, before any judging: one
 record, whichever way the guest was booted (the farm's QEMU in
-boot/session.py, virtme-ng, a LAVA lab's log read by measure/framed.py), kept
+boot/session.py, virtme-ng, a LAVA lab's log read by boot/framed.py), kept
 in the cache as a clean base's saved measurements (measure/saved.py) and taken
 by the judge (judge/checks.py)."""
 
@@ -22,7 +22,7 @@ class Record(BaseModel):
 
 
 class TestResult(Record):
-    """One test of a run as the guest printed it (measure/ktap.py): its
+    """One test of a run as the guest printed it (judge/ktap.py): its
     status (crash: no result line, the run ended inside it), the reason (a
     SKIP's, or the exit code of a failure), the results of its own KTAP, if
     it printed any, and its time as the guest's driver took it."""
@@ -35,7 +35,7 @@ class TestResult(Record):
 
 
 class TestsRun(Record):
-    """A selftests run's KTAP read by the kernel's parser (measure/ktap.py):
+    """A selftests run's KTAP read by the kernel's parser (judge/ktap.py):
     each test as the guest printed it, whether the run finished, what the
     parser found wrong."""
     __test__ = False

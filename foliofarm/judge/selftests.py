@@ -1,5 +1,5 @@
 """Judging a run of the kernel's selftests: the measurement's "tests" (the KTAP
-the guest printed, parsed on the host by measure/ktap.py) become one subtest
+the guest printed, parsed on the host by judge/ktap.py) become one subtest
 outcome each, with the known failures of tests/vmtests/expectations/<check>.toml
 ("known" rows, per kernel version, page size, filesystem and test, with the
 reason) turning a failure that is understood into xfail.
@@ -26,7 +26,7 @@ MAX_NAMED = 40
 
 
 def missing_result(name: str) -> bool:
-    """A placeholder for a result the test never printed (measure/ktap.py)."""
+    """A placeholder for a result the test never printed (judge/ktap.py)."""
     return name.startswith("(no result #")
 
 

@@ -1,7 +1,7 @@
 """A run's cells as LAVA job definitions: each deploys the very kernel,
 initramfs and disks the farm booted the cell with (read from the run's
 recorded QEMU command line), boots it and runs each of the cell's checks as
-one step of an interactive test (measure/framed.py: the guest prints each program's
+one step of an interactive test (boot/framed.py: the guest prints each program's
 output and dump on the console), so that every check is a LAVA test case and
 every dump is in the job's log for the farm to judge (log.py).
 
@@ -26,7 +26,7 @@ import yaml
 
 from foliofarm import matrix
 from foliofarm.errors import UsageError
-from foliofarm.measure import framed
+from foliofarm.boot import framed
 from foliofarm.boot.banner import READY
 from foliofarm.judge import catalogue
 from foliofarm.judge.catalogue import Check

@@ -1,9 +1,8 @@
-"""A LAVA job's log read back: the guest's console (the log's "target" lines),
-each check's framed output and file (measure/framed.py, tests/vmtests/lava-check.sh)
-turned into the measurement the farm's own boot would have made
-(boot/session.py), and judged by the same code with the same expectations
-into a results folder `foliofarm report` renders; jobs of a run's base and
-series sides are judged base against series.
+"""A LAVA job's log read back: its records, and the guest's console (the
+log's "target" lines), where each check's framed output and file
+(boot/framed.py, tests/vmtests/lava-check.sh) are read into the measurement
+the farm's own boot would have made: by a run's lab boots (remote.py) and by
+`foliofarm report --lava` (run/lab_jobs.py).
 
 The log is what `lava-run` prints (one JSON object per line) or what a LAVA
 server's job log gives (a YAML list of the same objects), saved as
@@ -17,20 +16,11 @@ from typing import Any
 
 import yaml
 
-from foliofarm import matrix
 from foliofarm.errors import UsageError
-from foliofarm.measure import ktap
-from foliofarm.measure.framed import measurement
-from foliofarm.judge.checks import console_outcome
-from foliofarm.judge import catalogue
-from foliofarm.judge.checks import judge_measurement
-from foliofarm.matrix import Cell
-from foliofarm.paths import cache_dir
-from foliofarm.results.schema import BootEntry, Sides
-from foliofarm.results.writer import ResultsWriter
-from foliofarm.run.closing import close
 
 LOG = "lava.log"
+
+
 def entries(path: Path) -> list[dict[str, Any]]:
     """The log's records: JSON lines (lava-run) or a YAML list (a server's)."""
     text = path.read_text(errors="replace")
@@ -63,44 +53,3 @@ def entries(path: Path) -> list[dict[str, Any]]:
 def console(records: list[dict[str, Any]]) -> list[str]:
     """The guest's console lines, in order."""
     return [str(r.get("msg", "")) for r in records if r.get("lvl") == "target"]
-
-
-def read_jobs(job_dirs: list[Path], out: Path, command: list[str]) -> Path:
-    """Judge the LAVA jobs in ``job_dirs`` (each with its job.yaml and lava.log)
-    into a results folder under ``out``; returns the run's folder."""
-    from foliofarm.intake import source
-    parser = None
-    writer = ResultsWriter(out, command)
-    known = catalogue.by_name()
-    sides: dict[str, Any] = {}
-    for d in job_dirs:
-        job = yaml.safe_load((d / "job.yaml").read_text())
-        meta = job.get("metadata") or {}
-        if not (d / LOG).is_file():
-            raise UsageError(f"{d} has no {LOG}: save the LAVA job's log there (lava-run's standard "
-                             "error, or the server's job log)")
-        page, fs, kernel = meta["foliofarm.page_size"], meta["foliofarm.fs"], meta["foliofarm.kernel"]
-        cell = Cell(matrix.page_sizes()[page], matrix.filesystems()[fs], kernel)
-        if meta.get("foliofarm.side"):
-            sides[meta["foliofarm.side"]] = {"kernel": kernel, "origin": meta.get("foliofarm.origin", kernel)}
-        lines = console(entries(d / LOG))
-        all_splats: list[str] = []
-        for name in meta["foliofarm.checks"].split(","):
-            chk = known[name]
-            if chk.options.get("kind") == "selftests" and parser is None:
-                parser = ktap.load_parser(ktap.parser_dir(cache_dir(), lambda: source.resolve(
-                    f"debian:{ktap.PARSER_KERNEL}", cache_dir()).tree))
-            m = measurement(lines, chk, parser)
-            all_splats += m.splats
-            cdir = writer.cell_dir(cell)
-            for text, suffix in ((m.ktap, "ktap"), (m.dump, "dump")):
-                if text:
-                    (cdir / f"{name}.{suffix}").write_text(text)
-            writer.record(cell, judge_measurement(chk, m, meta["foliofarm.kernel_xy"], page, fs), excerpt=m.excerpt)
-        writer.record(cell, console_outcome(list(dict.fromkeys(all_splats))))
-        writer.add_boot(BootEntry(page_size=page, kernel=kernel, fs=fs, attempt=1, console_log=str(d / LOG),
-                                  qemu=f"LAVA job {job.get('job_name')}"))
-    if {"base", "series"} <= set(sides):
-        writer.set_sides(Sides.model_validate(sides))
-    close(writer, True)
-    return writer.dir

@@ -5,9 +5,10 @@ of jobs.py, made from the very QEMU command line the farm would have run
 lab's workers with their sha256 (serve.py), submitted through the REST API
 (rest.py), followed with back-off until it ends, its log fetched into the
 run's folder and read by the reader `report --lava` uses (framed.py), then
-judged by the run like any boot of its own (measure.py calls boot_group in
-place of the farm's QEMU). The tree's checks (the kernel's selftests,
-thpmaps) stay on the farm's QEMU, as under vng: they need the outbox disk.
+judged by the run like any boot of its own: LabBoots is one implementation of
+boot/protocol.py, which measuring calls in place of the farm's QEMU. The
+tree's checks (the kernel's selftests, thpmaps) stay on the farm's QEMU, as
+under vng: they need the outbox disk.
 
 A lab's faults are the lab's: a job that ends Incomplete for anything but
 the guest's own doing (LAVA's error type Test: a check that exited non-zero,
@@ -27,16 +28,16 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import yaml
 
 from foliofarm.results.schema import BootEntry
 from foliofarm.errors import UsageError
 from foliofarm.boot import banner, splat
-from foliofarm.measure import framed
-from foliofarm.measure.cells import Context, Kernel, machine
-from foliofarm.boot.session import Measured
+from foliofarm.boot import framed
+from foliofarm.boot.protocol import Booted, Reports, Say, Status
+from foliofarm.boot.session import BootPlan, Measured
 from foliofarm.judge import measurement
 from foliofarm.judge.catalogue import Check
 from foliofarm.lava import jobs, log
@@ -85,7 +86,8 @@ class LabJob:
 
 @dataclass
 class LabBoots:
-    """The run's side of a lab: its API, its artifacts, its live jobs."""
+    """The run's side of a lab: its API, its artifacts, its live jobs (a
+    booter of boot/protocol.py)."""
     api: LabAPI
     device_type: str
     attempts: int
@@ -96,13 +98,16 @@ class LabBoots:
     stopping: bool = False
     lock: threading.Lock = field(default_factory=threading.Lock)
     log: Any = None
+    run_id: str = ""
+    name = "lava"
+    tree_checks = False           # they need the outbox disk and a deadline per test
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> "LabBoots | None":
         if not args.lab:
             return None
-        if args.runner != "qemu":
-            raise UsageError("--lab boots the farm's own checks in the lab: give it without --runner")
+        if args.boot_with != "qemu":
+            raise UsageError("--lab boots the farm's own checks in the lab: give it without --boot-with")
         if args.lab_jobs < 1 or args.lab_attempts < 1:
             raise UsageError("--lab-jobs and --lab-attempts are at least 1")
         api = LabAPI(args.lab, token_from(args.lab_token, dict(os.environ)), args.lab_patience)
@@ -113,26 +118,26 @@ class LabBoots:
     def describe(self) -> str:
         return f"LAVA lab {self.api.url} (device type {self.device_type})"
 
-    def open(self, say) -> None:
+    def open(self, say: Say, run_id: str) -> None:
         """Start serving artifacts; SIGTERM cancels the run's jobs first."""
-        self.log = say
+        self.log, self.run_id, self.stopping = say, run_id, False
         self.artifacts = ArtifactServer(*self.serve)
         say(f"artifacts for the lab at {self.artifacts.url}" + (" (published)" if self.serve[2] else ""), None)
         if threading.current_thread() is threading.main_thread():
             previous = signal.getsignal(signal.SIGTERM)
 
             def on_term(signum, frame):
-                self.cancel_all("the run was stopped (SIGTERM)")
+                self.cancel("the run was stopped (SIGTERM)")
                 signal.signal(signal.SIGTERM, previous if callable(previous) else signal.SIG_DFL)
                 raise KeyboardInterrupt
             signal.signal(signal.SIGTERM, on_term)
 
     def close(self) -> None:
-        self.cancel_all("the run ended")
+        self.cancel("the run ended")
         if self.artifacts is not None:
             self.artifacts.close()
 
-    def cancel_all(self, why: str) -> None:
+    def cancel(self, why: str) -> None:
         """Cancel every job of the run still in the lab (the run is stopping)."""
         self.stopping = True
         with self.lock:
@@ -148,13 +153,19 @@ class LabBoots:
 
     # -- one cell's boot ---------------------------------------------------
 
-    def boot_group(self, ctx: Context, k: Kernel, cell: Cell, pairs: list[tuple[Cell, Check]], stem: Path
-                   ) -> tuple[list[Measured], BootEntry, list[str]]:
+    def boot(self, plan: BootPlan, status: Status | None = None) -> Iterator[Booted]:
         """The cell's own checks in one LAVA job (tried again on the lab's
         faults), read back as the farm's own boot of them is."""
-        checks = [chk for _, chk in pairs]
+        measured, boot, reports = self.boot_group(plan)
+        yield Reports(plan.pairs[0][0], reports, "before the first check")
+        yield boot
+        yield from measured
+
+    def boot_group(self, plan: BootPlan) -> tuple[list[Measured], BootEntry, list[str]]:
+        pairs, stem = plan.pairs, plan.log_stem
+        cell = pairs[0][0]
         where = stem.parent.parent / "lava" / stem.name
-        definition = self.job_for(ctx, k, cell, checks, where)
+        definition = self.job_for(plan, where)
         faults: list[str] = []
         for attempt in range(1, self.attempts + 1):
             try:
@@ -188,15 +199,15 @@ class LabBoots:
                          lab_faults=faults, taint=0)
         return [(c, chk, measurement.error(reason)) for c, chk in pairs], boot, []
 
-    def job_for(self, ctx: Context, k: Kernel, cell: Cell, checks: list[Check], where: Path) -> str:
+    def job_for(self, plan: BootPlan, where: Path) -> str:
         """The job: the QEMU guest the farm would have booted, its files served."""
-        b = jobs.parse_qemu(shlex.join(machine(ctx, k, [cell]).argv()))
+        if plan.machine is None:
+            raise UsageError("a lab boots the farm's guest: the plan gave none")
+        cell, checks = plan.pairs[0][0], [chk for _, chk in plan.pairs]
+        b = jobs.parse_qemu(shlex.join(plan.machine.argv()))
         disk = framed.job_disk(where / "job-disk.erofs", cell, checks, [d.serial for d in b.drives])
         minutes = max(10, int(sum(ch.timeout for ch in checks) // 60) + 5)
-        meta = {"foliofarm.page_size": cell.page.name, "foliofarm.fs": cell.fs.name,
-                "foliofarm.kernel": cell.kernel, "foliofarm.kernel_xy": k.kernel_xy,
-                **({"foliofarm.side": str(k.side)} if k.side else {})}
-        jd = jobs.job(cell.id, b, checks, disk, ctx.writer.run_id, minutes, meta)
+        jd = jobs.job(cell.id, b, checks, disk, self.run_id, minutes, plan.labels)
         jd["device_type"] = self.device_type
         assert self.artifacts is not None, "open() first"
         for image in jd["actions"][0]["deploy"]["images"].values():

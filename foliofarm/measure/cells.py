@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
+from foliofarm.boot.protocol import Booter, QemuBoots
 from foliofarm.boot.qemu import SELFTESTS, SWAP, THPMAPS, Machine
 from foliofarm.judge.catalogue import Check
 from foliofarm.kernel.build import Artifacts
@@ -115,10 +116,10 @@ class Context:
     memory_mb: int = 2048    # and memory
     numa_nodes: int = 1      # and NUMA nodes
     slots: GuestSlots | None = None   # shared by the page sizes measured at once
-    ktap_parser: Path | None = None   # the kernel's KTAP parser (measure/ktap.py), for selftests
+    ktap_parser: Path | None = None   # the kernel's KTAP parser (judge/ktap.py), for selftests
     recorded: Callable[[], None] | None = None   # after each outcome is recorded
-    runner: str = "qemu"     # the farm's own checks' boots: its QEMU runner, or "vng" (measure/vng.py)
-    remote: Any = None       # or a LAVA lab's (lava/remote.py LabBoots: boot_group as vng's)
+    booter: Booter = field(default_factory=QemuBoots)   # what boots the farm's own checks (boot/protocol.py)
+    qemu: QemuBoots = field(default_factory=QemuBoots)  # and the tree's, where that booter cannot
 
 
 @dataclass
@@ -232,5 +233,6 @@ def baseline_path(ctx: Context, k: Kernel) -> Path:
                       k.thpmaps.name if k.thpmaps and wants(ctx.checks, "thpmaps") else "",
                       f"{ctx.cpus} cpus {ctx.memory_mb} MB"
                       + (f" {ctx.numa_nodes} nodes" if ctx.numa_nodes > 1 else "")
-                      + ("" if ctx.runner == "qemu" else f" runner {ctx.runner}"))[:20]
+                      # (the word "runner" is kept: the saved bases' keys stay what they were)
+                      + ("" if ctx.booter.name == "qemu" else f" runner {ctx.booter.name}"))[:20]
     return ctx.cache / "baseline" / f"{k.arts.dir.name[:60]}-{key}.json"

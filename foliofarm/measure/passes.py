@@ -8,20 +8,20 @@ series' figure counts as changed only when it moves beyond it."""
 
 from __future__ import annotations
 
-import shlex
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Callable
 
-from foliofarm.measure import confirm, framed, history, ktap, split, vng
+from foliofarm.measure import confirm, history, split
+from foliofarm.boot import framed
+from foliofarm.boot.protocol import Reports
+from foliofarm.judge import ktap
 from foliofarm.measure.cells import (BARE, RACE_BOOT, Context, GuestSlots, Kernel, baseline_path, machine,
                                    tree_disk)
-from foliofarm.boot.qemu import OUTBOX_BYTES
 from foliofarm.measure.saved import load_saved, new_saved, ranges_of, save
-from foliofarm.boot.session import BootPlan, check_timeout, run_boots
+from foliofarm.boot.session import BootPlan, check_timeout
 from foliofarm.judge import measurement
 from foliofarm.judge.catalogue import Check, Kind, is_own
 from foliofarm.judge.measurement import Measurement, TestsRun
@@ -30,7 +30,6 @@ from foliofarm.results.schema import CheckResult
 from foliofarm.judge.noise import fold, noise_of, sample_figures
 from foliofarm.matrix import Cell
 from foliofarm.results.schema import BootEntry, Role
-from foliofarm.util import tmp_dir
 from foliofarm.results.outcome import Outcome
 
 # a cell's boot for its tree's checks (thpmaps, the selftests' cell part)
@@ -217,43 +216,36 @@ class Pass:
             self.ctx.log(f"{what}: {took}, console {boot.console_log}", None)
 
     def boot_cell(self, group: Group, status: Callable[[str], Any] | None) -> None:
-        """Boot one group's guest as often as its checks need (session.run_boots)."""
+        """Boot one group's guest as often as its checks need, by the run's
+        booter (boot/protocol.py); the tree's checks by the farm's QEMU
+        where that booter cannot boot them."""
         ctx, cell_pairs = self.ctx, group.pairs
         cell = cell_pairs[0][0]
-        if ctx.runner != "qemu" and not group.later and not group.bare:
-            # vng here, or a LAVA lab (lava/remote.py): the cell's own checks in one boot
-            stem = ctx.writer.dir / "boots" / f"{self.page.name}-{cell.fs.name}-{self.kernel}{self.label}"
-            boot_group = ctx.remote.boot_group if ctx.remote is not None else vng.boot_group
-            measured, boot, reports = boot_group(ctx, self.k, cell, cell_pairs, stem)
-            when = "before the first check" if ctx.remote is not None else "under vng: when in the boot is not known"
+        tree = group.later or group.bare
+        booter = ctx.booter if ctx.booter.tree_checks or not tree else ctx.qemu
+        where = (RACE_BOOT if group.at_once else BARE) if group.bare else cell.fs.name
+        name = (f"{self.page.name}-{where}-{self.kernel}{self.label}"
+                + (TREE_SUFFIX if group.later and not group.bare else ""))
+        if group.bare:
             with self.lock:
-                self.splats[cell.id] += [f"{r} ({when})" for r in reports]
-            self.on_boot(boot)
-            for c, chk, m in measured:
-                self.on_measured(c, chk, m)
-            return
-        with tmp_dir("outbox") as tmp:
-            outbox = Path(tmp) / "outbox.img"
-            with open(outbox, "wb") as f:      # sparse: costs only what the dumps write
-                f.truncate(OUTBOX_BYTES)
-            argv = machine(ctx, self.k, [] if group.bare else [cell], outbox, group.at_once).argv()
-            where = (RACE_BOOT if group.at_once else BARE) if group.bare else cell.fs.name
-            name = (f"{self.page.name}-{where}-{self.kernel}{self.label}"
-                    + (TREE_SUFFIX if group.later and not group.bare else ""))
-            stem = ctx.writer.dir / "boots" / name
-            if group.bare:
+                self.page_boot[split.RACE if group.at_once else split.PAGE] = (
+                    f"in boot {name} (no cell filesystem attached)")
+        labels = {"foliofarm.page_size": cell.page.name, "foliofarm.fs": cell.fs.name,
+                  "foliofarm.kernel": cell.kernel, "foliofarm.kernel_xy": self.k.kernel_xy,
+                  **({"foliofarm.side": str(self.k.side)} if self.k.side else {})}
+        plan = BootPlan(machine=machine(ctx, self.k, [] if group.bare else [cell], None, group.at_once),
+                        log_stem=ctx.writer.dir / "boots" / name, page=self.page, kernel=self.kernel,
+                        pairs=cell_pairs, boot_timeout=ctx.boot_timeout, timeouts=self.timeouts,
+                        fs=where if group.bare else None, tree=group.later, claim=group.at_once,
+                        labels=labels)
+        for got in booter.boot(plan, status):
+            if isinstance(got, BootEntry):
+                self.on_boot(got)
+            elif isinstance(got, Reports):
                 with self.lock:
-                    self.page_boot[split.RACE if group.at_once else split.PAGE] = (
-                        f"in boot {name} (no cell filesystem attached)")
-            boots = BootPlan(argv=argv, log_stem=stem, page=self.page, kernel=self.kernel, pairs=cell_pairs,
-                             boot_timeout=ctx.boot_timeout, timeouts=self.timeouts, qemu=shlex.join(argv),
-                             outbox=outbox, fs=where if group.bare else None,
-                             tree=group.later, claim=group.at_once)
-            for got in run_boots(boots, status):
-                if isinstance(got, BootEntry):
-                    self.on_boot(got)
-                else:
-                    self.on_measured(*got)
+                    self.splats[got.cell.id] += [f"{r} ({got.when})" for r in got.lines]
+            else:
+                self.on_measured(*got)
 
     def boot_cells(self, groups: list[Group]) -> None:
         """Every group's boots, ``ctx.guests`` at once of the farm's own checks
@@ -285,8 +277,8 @@ class Pass:
 
         groups = sorted(groups, key=rank)
         what = f"{self.page.name} {self.kernel}{self.label}"
-        if ctx.runner != "qemu" and any(g.later or g.bare for g in groups):
-            ctx.log(f"{what}: the tree's checks boot on the farm's own QEMU runner, not {ctx.runner}: they "
+        if not ctx.booter.tree_checks and any(g.later or g.bare for g in groups):
+            ctx.log(f"{what}: the tree's checks boot on the farm's own QEMU, not {ctx.booter.name}: they "
                     "need the outbox disk and a deadline per test", "yellow")
         ctx.log(f"booting {what}: {len(groups)} cell(s), {min(ctx.guests, len(groups))} guest(s) at a time",
                 None)

@@ -27,7 +27,7 @@ import dataclasses
 from typing import Any
 
 from foliofarm.boot import splat
-from foliofarm.measure.ktap import ELSEWHERE
+from foliofarm.judge.ktap import ELSEWHERE
 from foliofarm.judge.catalogue import Check, Kind
 from foliofarm.judge.measurement import Measurement, PartOf, TestResult, TestsRun
 from foliofarm.results.outcome import Status

@@ -39,8 +39,8 @@ def argv(opts: Any, page: str, fs: str) -> list[str]:
         out += ["--compare", _spec(opts.compare)]
     if getattr(opts, "lab", None) is not None:      # the token stays where it was (file or environment)
         out += ["--lab", opts.lab.api.url, "--lab-device-type", opts.lab.device_type]
-    elif getattr(opts, "runner", "qemu") != "qemu":
-        out += ["--runner", opts.runner]
+    elif getattr(opts, "boot_with", "qemu") != "qemu":
+        out += ["--boot-with", opts.boot_with]
     return out
 
 

@@ -47,7 +47,7 @@ NEWS = (Verdict.BUILD_BROKEN, Verdict.REGRESSION, Verdict.CHANGED)
 
 class Status(enum.StrEnum):
     """A test's result as the guest printed it and the KTAP parser read it
-    (measure/ktap.py), before any judging: a kselftest's own expected failure
+    (judge/ktap.py), before any judging: a kselftest's own expected failure
     is XFAIL, a test with no result line (the kernel or the driver cut it
     short) CRASH."""
     PASS = "pass"

@@ -11,14 +11,16 @@ from contextlib import nullcontext
 from pathlib import Path
 from typing import Any, Callable
 
-from foliofarm.measure import cells, passes, vng
+from foliofarm.measure import cells, passes
+from foliofarm.boot.protocol import Booter, QemuBoots
+from foliofarm.boot.vng import VngBoots
 from foliofarm.measure.milestone import OwnVerdict
 from foliofarm.disks import images, pyroot, rootfs, selftests_disk
 from foliofarm import locks, matrix
 from foliofarm.run import plan
 from foliofarm.report import plots
 from foliofarm.errors import BuildError, FarmError
-from foliofarm.measure import ktap
+from foliofarm.judge import ktap
 from foliofarm.intake import source
 from foliofarm.results.judged import result
 from foliofarm.kernel.build import Artifacts, Builder
@@ -50,6 +52,9 @@ class Executor:
         self.swap: Path | None = None
         self.mm_scratch: dict[str, Path] = {}
         self.kernel_xy = ""     # "X.Y" of the kernel being measured, for expectations
+        self.qemu = QemuBoots()     # the farm's QEMU: the tree's checks, and the own ones but for these
+        self.booter: Booter = (opts.lab if opts.lab is not None
+                               else VngBoots(cache) if opts.boot_with == "vng" else self.qemu)
         self.build_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="build")
         # warm builds (incremental makes, mostly a serial link) run at once
         self.warm_pool = ThreadPoolExecutor(max_workers=len(opts.page_sizes) + 2,
@@ -78,14 +83,12 @@ class Executor:
         o = self.opts
         self.disks = {fs.name: images.image(self.cache, fs.name) for fs in o.filesystems}
         self.swap = images.swap_image(self.cache)
-        if o.runner == "vng":       # vng's guest root, made once before the boots share it
-            vng.guest_root(self.cache)
         if cells.wants_selftests(o.checks):
             self.mm_scratch = {fs.name: img for fs in o.filesystems
                                if (img := images.scratch_image(self.cache, fs.name))}
 
     def fetch_ktap_parser(self, src: source.KernelSource) -> None:
-        """The pinned KTAP parser (measure/ktap.py), from the pinned Debian
+        """The pinned KTAP parser (judge/ktap.py), from the pinned Debian
         kernel's pristine tree: this run's own where it is that kernel."""
         if not cells.wants_selftests(self.opts.checks):
             return
@@ -103,6 +106,10 @@ class Executor:
                 self.tree_disks_done(step.source)
             return builds
         return self.measure(step.source, step.role, step.builds)
+
+    def booters(self) -> list[Booter]:
+        """What boots the run's checks: its pick, and the farm's QEMU for the tree's checks."""
+        return [self.booter] if self.booter is self.qemu else [self.booter, self.qemu]
 
     def close(self) -> None:
         """Settle every queued build (a plan's tree stays as it is until then)."""
@@ -273,7 +280,7 @@ class Executor:
                                log=self.log, status=self.status if slots is None else no_status,
                                guests=o.guests, cpus=o.cpus, memory_mb=o.memory_mb,
                                numa_nodes=o.numa_nodes, slots=slots, ktap_parser=self.ktap_parser,
-                               recorded=self.own_verdict, runner=o.runner, remote=o.lab)
+                               recorded=self.own_verdict, booter=self.booter, qemu=self.qemu)
 
     def _error_cells(self, of: list[Cell], message: str) -> None:
         for cell in of:

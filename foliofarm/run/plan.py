@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Callable, Generator
 
 from foliofarm import locks, matrix
+from foliofarm.lava.remote import LabBoots
 from foliofarm.errors import BuildError, UsageError
 from foliofarm.intake import apply, bases, checkpatch, series, source
 from foliofarm.judge.catalogue import Check
@@ -50,8 +51,8 @@ class RunOptions:
     allow_binary: bool = False       # take a series' binary patches
     guests: int = 1                  # boots of the farm's own checks at once
     tree_guests: int | None = None   # and of the tree's checks (default: guests)
-    runner: str = "qemu"             # the own checks' boots: the farm's QEMU runner, "vng" or "lava"
-    lab: Any = None                  # --lab: the LAVA lab's side of the run (lava/remote.py LabBoots)
+    boot_with: str = "qemu"          # what boots the own checks here: the farm's QEMU, or "vng"
+    lab: LabBoots | None = None      # --lab: a LAVA lab boots them (a booter of boot/protocol.py)
     cells: set[str] | None = None    # --cells: "page-fs" names; None: every page x fs
     jobs: int | None = None          # make -j (default: the host's cores)
     cpus: int = 1                    # guest vCPUs

@@ -58,16 +58,17 @@ class Runner:
         self.writer = w = ResultsWriter(o.results, o.command)
         w.set_machine(**hosttools.machine(), guest=(
             f"{o.cpus} vCPU(s), {o.memory_mb} MB, {o.numa_nodes} NUMA node(s), accel {o.accel}, "
-            f"TCG threads {o.tcg_threads}" + (f", own checks booted by {o.runner}" if o.runner != "qemu" else "")))
+            f"TCG threads {o.tcg_threads}" + (f", own checks booted by {o.boot_with}" if o.boot_with != "qemu" else "")))
         self.log(f"results in {w.dir}")
+        self.executor = ex = Executor(o, w, self.cache, self.log, self.ui.status)
         if o.timeout:       # then all the run started is killed, exit 3
             deadline(o.timeout, lambda: self.stopped(f"the run was stopped at its limit of "
                                                       f"{o.timeout:g} s (--timeout)"))
-        ex = Executor(o, w, self.cache, self.log, self.ui.status)
         complete, usage = True, False
         try:
-            if o.lab is not None:       # its artifact server up; SIGTERM cancels its jobs
-                o.lab.open(self.log)
+            # a lab's artifact server up (SIGTERM cancels its jobs), vng's guest root made
+            ex.booter.open(self.log, w.run_id)
+            if o.lab is not None:
                 w.set_machine(lab=o.lab.describe())
             with self.stage("source", f"preparing kernel source {o.kernel}"):
                 src = source.resolve(o.kernel, self.cache)
@@ -88,8 +89,8 @@ class Runner:
             complete = False
         finally:
             ex.close()
-            if o.lab is not None:
-                o.lab.close()           # the run's jobs left in the lab canceled
+            for booter in {id(b): b for b in (ex.booter, ex.qemu)}.values():
+                booter.close()          # its guests, the run's jobs left in a lab, ended
         code = close(w, complete, o.strict_style)
         if usage:
             code = 2
@@ -97,9 +98,10 @@ class Runner:
         return code
 
     def stopped(self, why: str) -> None:
-        """The run stopped from outside the loop (--timeout): said, its lab jobs canceled."""
-        if self.opts.lab is not None:
-            self.opts.lab.cancel_all(why)
+        """The run stopped from outside the loop (--timeout): said, its boots
+        (a lab's jobs too) ended."""
+        for booter in self.executor.booters():
+            booter.cancel(why)
         self.writer.add_error("limit", why)
         close(self.writer, False, self.opts.strict_style)
         self.ui.print(Text("error: ", style="red") + Text(why))

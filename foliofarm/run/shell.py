@@ -12,7 +12,7 @@ from pathlib import Path
 
 from foliofarm import hosttools, locks, matrix
 from foliofarm.disks import images, rootfs
-from foliofarm.measure import vng
+from foliofarm.boot import vng
 from foliofarm.intake import apply, series, source
 from foliofarm.kernel.build import Artifacts, Builder
 from foliofarm.kernel.kconfig import extra_fragment
@@ -33,7 +33,7 @@ class ShellOptions:
     cpus: int = 1
     memory_mb: int = 2048
     numa_nodes: int = 1
-    vng: bool = False             # under virtme-ng (measure/vng.py), not the farm's own QEMU
+    vng: bool = False             # under virtme-ng (boot/vng.py), not the farm's own QEMU
     exec_cmd: str | None = None   # vng: one command, its output and exit status
     rwdirs: list[str] = field(default_factory=list)   # vng --rwdir
     verbose: bool = False         # vng: the kernel's console too

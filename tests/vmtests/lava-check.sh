@@ -1,9 +1,9 @@
 #!/bin/sh
 # One farm check in a guest no host drives (a LAVA job, foliofarm/lava/; one
-# under virtme-ng, foliofarm/measure/vng.py):
+# under virtme-ng, foliofarm/boot/vng.py):
 #   lava-check NAME
 # runs checks/NAME.sh from this disk (the command the host would have sent,
-# written by foliofarm/measure/framed.py) and prints on the console, framed so that
+# written by foliofarm/boot/framed.py) and prints on the console, framed so that
 # the host can find it in the job's log among the kernel's messages:
 #   FOLIOFARM-BEGIN NAME
 #   ...what the program printed...

@@ -22,7 +22,7 @@ from typing import Any, Iterable
 
 from foliofarm.errors import UsageError
 from foliofarm.disks import images
-from foliofarm.measure import ktap
+from foliofarm.judge import ktap
 from foliofarm.boot import splat
 from foliofarm.boot.session import SELFTESTS_OUTPUT, check_fmt, command_line, setup_lines, without_dump
 from foliofarm.judge.catalogue import Check, Kind

@@ -12,15 +12,16 @@ set-up (rootfs/ffsetup: the probe module, each disk mounted at /mnt/<serial>,
 no address-space randomisation), run by the shell's rc file or before the
 command.
 
-`foliofarm run --runner vng` boots the farm's own checks of each cell under
-vng (boot_group), run framed on vng's command channel as a LAVA job's guest
-runs them (framed.py) and judged as the farm's own boots are. What vng does
-not give a judged run, and what the farm does instead: the kernel's console
-comes only when the guest has ended (its reports fail the cell's console
-result, not a check), one deadline covers the boot (the checks' timeouts and
-the boot timeout), dumps come home base64 on the command channel, not on the
-outbox disk. The tree's checks, which need the outbox and a deadline per test,
-boot on the farm's own runner (measure.py says so)."""
+`foliofarm run --boot-with vng` boots the farm's own checks of each cell
+under vng (VngBoots, one implementation of boot/protocol.py), run framed on
+vng's command channel as a LAVA job's guest runs them (framed.py) and judged
+as the farm's own boots are. What vng does not give a judged run, and what the
+farm does instead: the kernel's console comes only when the guest has ended
+(its reports fail the cell's console result, not a check), one deadline covers
+the boot (the checks' timeouts and the boot timeout), dumps come home base64
+on the command channel, not on the outbox disk. The tree's checks, which need
+the outbox and a deadline per test, boot on the farm's own QEMU (protocol.py's
+tree_checks)."""
 
 from __future__ import annotations
 
@@ -35,17 +36,17 @@ import sys
 import threading
 from dataclasses import replace
 from pathlib import Path
-from typing import IO
+from typing import IO, Iterator
 
 from foliofarm.results.schema import BootEntry
 from foliofarm.errors import InfraError, UsageError
 from foliofarm.boot import banner, splat
 from foliofarm.disks import debroot, rootfs
-from foliofarm.measure import framed
-from foliofarm.measure.cells import Context, Kernel, machine
+from foliofarm.boot import framed
+from foliofarm.boot.protocol import Booted, Reports, Say, Status, not_booted
 from foliofarm import sandbox
 from foliofarm.boot.qemu import SECCOMP, Machine
-from foliofarm.boot.session import Measured
+from foliofarm.boot.session import BootPlan, Measured
 from foliofarm.judge.catalogue import Check
 from foliofarm.judge.measurement import Measurement, error
 from foliofarm.matrix import Cell
@@ -88,7 +89,7 @@ def applets(manpage: str) -> list[str]:
     m = re.search(r"Currently available applets include:\s*\n\.PP\s*\n\.Vb \d+\n(.*?)\n\.Ve", manpage, re.S)
     if m is None:
         raise InfraError("busybox's manual page lists no applets (no 'Currently available applets "
-                         "include:' block): its format changed; foliofarm/measure/vng.py reads it")
+                         "include:' block): its format changed; foliofarm/boot/vng.py reads it")
     names = [n.strip() for ln in m.group(1).splitlines()
              for n in ln.replace("\\&", "").replace("\\-", "-").split(",")]
     names = [n for n in names if n]
@@ -256,13 +257,14 @@ def argv(mach: Machine, root: Path, kernel_dir: Path, command: str | None = None
 
 
 def run_checks(mach: Machine, root: Path, kernel_dir: Path, cell: Cell, checks: list[Check],
-               work: Path, timeout: float) -> tuple[list[str], str, int, list[str]]:
+               work: Path, timeout: float, live: set[subprocess.Popen] | None = None
+               ) -> tuple[list[str], str, int, list[str]]:
     """Boot ``mach`` under vng and run ``checks`` of ``cell`` in it as a LAVA
     job's guest runs them (framed.py: each check's command as the farm's own
     boots send it, on a small disk, printed framed by
     tests/vmtests/lava-check.sh), after the guest's banner (rootfs/banner):
     the lines the guest printed, the kernel's console (vng --verbose), vng's
-    exit status and command line."""
+    exit status and command line. While it runs, vng is in ``live``."""
     disk = framed.job_disk(work / "ffjob.erofs", cell, checks, [*mach.disks, *mach.scratch])
     mach = replace(mach, disks={**mach.disks, framed.JOB_DISK: disk})
     command = "\n".join(["ffbanner", framed.mount_command(),
@@ -270,29 +272,70 @@ def run_checks(mach: Machine, root: Path, kernel_dir: Path, cell: Cell, checks: 
     cmd = argv(mach, root, kernel_dir, command, verbose=True)
     proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, errors="replace", start_new_session=True, env=environment())
+    live = live if live is not None else set()
+    live.add(proc)
     try:
         out, console = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
         out, console = proc.communicate()
         console += f"\nfoliofarm: vng killed after {timeout:.0f} s\n"
+    finally:
+        live.discard(proc)
     return out.splitlines(), console, proc.returncode, cmd
 
 
-def boot_group(ctx: Context, k: Kernel, cell: Cell, pairs: list[tuple[Cell, Check]], stem: Path
-               ) -> tuple[list[Measured], BootEntry, list[str]]:
-    """`foliofarm run --runner vng`: the farm's own checks of one cell in one
-    boot under vng, measured as the farm's own boots measure them (read_boot),
-    its console log kept at STEM.console.log."""
-    checks = [chk for _, chk in pairs]
-    timeout = ctx.boot_timeout + sum(c.timeout for c in checks)
-    with tmp_dir("vng") as tmp:
-        lines, console, rc, cmd = run_checks(machine(ctx, k, [cell]), guest_root(ctx.cache), k.arts.dir,
-                                             cell, checks, Path(tmp), timeout)
-    log = Path(f"{stem}.console.log")
-    log.parent.mkdir(parents=True, exist_ok=True)
-    log.write_text(console + OUTPUT_MARK + "\n".join(lines) + "\n")
-    return read_boot(lines, console, rc, shlex.join(cmd), pairs, str(log))
+class VngBoots:
+    """`foliofarm run --boot-with vng`: the farm's own checks of each cell in
+    one boot under vng (boot/protocol.py), measured as the farm's own boots
+    measure them (read_boot), its console log kept at STEM.console.log."""
+    name = "vng"
+    tree_checks = False             # they need the outbox disk and a deadline per test
+
+    def __init__(self, cache: Path) -> None:
+        self.cache = cache
+        self.root: Path | None = None
+        self.stopped: str | None = None
+        self.live: set[subprocess.Popen] = set()
+
+    def open(self, say: Say, run_id: str) -> None:
+        vng_command()               # installed, or say how
+        self.root = guest_root(self.cache)      # made once, before the boots share it
+        self.stopped = None
+
+    def describe(self) -> str:
+        return "virtme-ng"
+
+    def boot(self, plan: BootPlan, status: Status | None = None) -> Iterator[Booted]:
+        if self.stopped is not None or plan.machine is None:
+            yield from not_booted(plan, self.stopped or "vng boots the farm's guest, and was given none")
+            return
+        if self.root is None:
+            raise InfraError("vng's guest root is not made: open() the booter first")
+        cell, checks = plan.pairs[0][0], [chk for _, chk in plan.pairs]
+        with tmp_dir("vng") as tmp:
+            lines, console, rc, cmd = run_checks(plan.machine, self.root, plan.machine.kernel.parent, cell,
+                                                 checks, Path(tmp), plan.boot_timeout + sum(c.timeout for c in checks),
+                                                 self.live)
+        log = Path(f"{plan.log_stem}.console.log")
+        log.parent.mkdir(parents=True, exist_ok=True)
+        log.write_text(console + OUTPUT_MARK + "\n".join(lines) + "\n")
+        measured, boot, reports = read_boot(lines, console, rc, shlex.join(cmd), plan.pairs, str(log))
+        yield Reports(cell, reports, "under vng: when in the boot is not known")
+        yield boot
+        yield from measured
+
+    def cancel(self, why: str) -> None:
+        self.stopped = why
+        for proc in list(self.live):    # its checks come home cut short: errors, each saying so
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+    def close(self) -> None:
+        if self.live:
+            self.cancel("the run ended")
 
 
 def read_boot(lines: list[str], console: str, rc: int, command: str, pairs: list[tuple[Cell, Check]],
