@@ -56,6 +56,21 @@ def filesystems() -> dict[str, Filesystem]:
     return {k: Filesystem(name=k, **v) for k, v in data()["filesystems"].items()}
 
 
+def cell_of(page: str, fs: str, kernel: str) -> Cell:
+    """The cell of the page size and filesystem named ``page`` and ``fs`` (as
+    results.json and a job's metadata name them), of kernel ``kernel``."""
+    return Cell(page_sizes()[page], filesystems()[fs], kernel)
+
+
+def page_of(nbytes: int) -> PageSize:
+    """The page size of ``nbytes`` bytes (as a guest and its dumps say it)."""
+    for p in page_sizes().values():
+        if p.bytes == nbytes:
+            return p
+    raise ValueError(f"{nbytes} bytes is not a page size of the matrix "
+                     f"({', '.join(str(p.bytes) for p in page_sizes().values())})")
+
+
 def debian_kernels() -> dict[str, dict[str, Any]]:
     return data()["debian_kernels"]
 

@@ -12,6 +12,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from foliofarm.results.outcome import Outcome
 from foliofarm.judge.measurement import Measurement
 from foliofarm.measure import confirm
 from foliofarm.measure.cells import Context, Kernel
@@ -137,7 +138,7 @@ def test_a_new_splat_is_booted_again_with_the_checks_it_was_seen_during(tmp_path
     cell = series.cells[0]
     # the series' first boot logged a warning during mmap-miss (its figures as the base's)
     entry = recorded(ctx, cell, "console")
-    update(entry, outcome="fail", reason="1 report(s): warning: WARNING: CPU: 0 PID: 1 at mm/filemap.c:1 "
+    update(entry, outcome=Outcome.FAIL, reason="1 report(s): warning: WARNING: CPU: 0 PID: 1 at mm/filemap.c:1 "
            "(during mmap-miss)", metrics={"splats": 1})
     base_entry = recorded(ctx, base.cells[0], "exec-text")
     update(recorded(ctx, cell, "exec-text"), **{k: getattr(base_entry, k) for k in ("outcome", "reason", "metrics")})

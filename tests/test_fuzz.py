@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
+from foliofarm.matrix import cell_of
 from foliofarm import report
 from foliofarm.results import schema
 from foliofarm.results.outcome import OUTCOMES
@@ -215,7 +216,7 @@ def test_fuzz_selftests_ktap_and_judging(data):
     run = ktap.parse(data.decode("utf-8", "replace"), kunit_parser())
     m = Measurement.model_validate({"kind": "ktap", "tests": {"results": list(run.results),
                                                               "complete": run.complete}})
-    out = checks.judge_measurement(catalogue.by_name()["mm-selftests"], m, "7.3", "16k", "xfs")
+    out = checks.judge_measurement(catalogue.by_name()["mm-selftests"], m, cell_of("16k", "xfs", "7.3"), "7.3")
     schema.CheckResult.model_validate(out.written())
 
 
@@ -232,7 +233,7 @@ def test_fuzz_dump_parsers(path, rnd, generated):
     page, fs, kernel = cell.split("-")
     data = bytes(rnd.randrange(256) for _ in range(rnd.randint(0, 400))) if generated and rnd.random() < 0.2 \
         else mutate(path.read_bytes(), rnd)
-    out = checks.evaluate(check, data.decode("utf-8", "replace"), kernel, page, fs)
+    out = checks.evaluate(check, data.decode("utf-8", "replace"), cell_of(page, fs, kernel), kernel)
     assert out.outcome in OUTCOMES
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from foliofarm.matrix import cell_of
 from foliofarm.judge.measurement import Measurement
 from foliofarm.results import read, schema
 from foliofarm.intake import source
@@ -88,7 +89,7 @@ def test_judged_per_test_with_known_failures(parser, monkeypatch):
              {"test": "gup_test *", "reason": "no gup_test debugfs file", "kernel": "7.*"})
     monkeypatch.setattr(selftests, "known_failures", lambda check: known)
     chk = catalogue.by_name()["mm-selftests"]
-    out = judge_measurement(chk, measurement(parser, text), "7.3", "64k", "xfs")
+    out = judge_measurement(chk, measurement(parser, text), cell_of("64k", "xfs", "7.3"), "7.3")
     subs = {s.name: s.model_dump() for s in out.subtests}
     assert subs["gup_test -u -n 1"]["outcome"] == "xfail"
     assert subs["hugetlb-mmap"]["outcome"] == "pass"
@@ -99,12 +100,12 @@ def test_judged_per_test_with_known_failures(parser, monkeypatch):
     assert out.metrics["pass"] == 3 and out.metrics["xfail"] == 1 and out.metrics["skip"] == 2
     # on 4k nothing is known about cow's THP results, and 6.12 knows nothing of gup_test
     failing = text.replace("# [PASS]\nok 3 cow", "# [FAIL]\nnot ok 3 cow # exit=1")
-    out = judge_measurement(chk, measurement(parser, failing), "6.12", "4k", "xfs")
+    out = judge_measurement(chk, measurement(parser, failing), cell_of("4k", "xfs", "6.12"), "6.12")
     subs = {s.name: s.model_dump() for s in out.subtests}
     assert subs["cow"]["outcome"] == "fail" and "with THP (2048 kB)" in subs["cow"]["reason"]
     assert subs["gup_test -u -n 1"]["outcome"] == "fail"
     assert out.outcome == "fail" and "cow" in out.reason
-    out = judge_measurement(chk, measurement(parser, failing), "7.3", "64k", "xfs")
+    out = judge_measurement(chk, measurement(parser, failing), cell_of("64k", "xfs", "7.3"), "7.3")
     assert {s.name: s.outcome for s in out.subtests}["cow"] == "xfail"
 
 
@@ -113,7 +114,7 @@ def test_a_crash_keeps_the_tests_before_it(parser):
     cut = "\n".join(lines[:lines.index("# [RUN] thing")]) + "\n"
     m = Measurement.model_validate({"kind": "crash", "reason": "guest died during mm-selftests",
                                     "tests": parsed_tests(parser, cut)})
-    out = judge_measurement(catalogue.by_name()["mm-selftests"], m, "7.3", "4k", "ext4")
+    out = judge_measurement(catalogue.by_name()["mm-selftests"], m, cell_of("4k", "ext4", "7.3"), "7.3")
     assert out.outcome == "fail" and "guest died" in out.reason
     assert {s.name: s.outcome for s in out.subtests} == {
         "hugetlb-mmap": "pass", "gup_test -u -n 1": "fail", "cow": "fail"}
@@ -121,8 +122,8 @@ def test_a_crash_keeps_the_tests_before_it(parser):
 
 def test_unparsed_or_empty_runs_are_errors(parser):
     chk = catalogue.by_name()["mm-selftests"]
-    assert judge_measurement(chk, Measurement(kind="ktap", ktap="x"), "7.3", "4k", "ext4").outcome == "error"
-    out = judge_measurement(chk, measurement(parser, "nothing here"), "7.3", "4k", "ext4")
+    assert judge_measurement(chk, Measurement(kind="ktap", ktap="x"), cell_of("4k", "ext4", "7.3"), "7.3").outcome == "error"
+    out = judge_measurement(chk, measurement(parser, "nothing here"), cell_of("4k", "ext4", "7.3"), "7.3")
     assert out.outcome == "error"
 
 

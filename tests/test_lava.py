@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from foliofarm.matrix import cell_of
 from foliofarm.results import read
 from foliofarm.errors import UsageError
 from foliofarm.judge.catalogue import Kind, by_name
@@ -144,7 +145,7 @@ def test_a_failing_program_and_a_crash_read_back_as_the_farm_judges_them(tmp_pat
     cut = lines[:2] + ["[   99.1] Internal error: Oops: 0000000096000004 [#1] SMP"]
     m = framed.measurement(cut, by_name()["mmap-miss"], None)
     assert m.kind == Kind.CRASH and m.splats
-    assert judge_measurement(by_name()["mmap-miss"], m, "7.3", "4k", "xfs").outcome == "fail"
+    assert judge_measurement(by_name()["mmap-miss"], m, cell_of("4k", "xfs", "7.3"), "7.3").outcome == "fail"
     # a check that never started
     m = framed.measurement(lines, by_name()["exec-text"], None)
     assert m.kind == Kind.ERROR and "never started" in m.reason

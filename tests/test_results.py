@@ -4,6 +4,7 @@ import json
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+from foliofarm.matrix import cell_of
 from foliofarm import matrix
 from foliofarm.judge import catalogue, checks
 from foliofarm.results.judged import result
@@ -120,7 +121,7 @@ def test_missing_metric_is_a_failure_not_a_pass():
 
 def test_evaluate_rejects_garbage_dump():
     chk = catalogue.by_name()["exec-text"]
-    assert checks.evaluate(chk, "not a dump", "7.3", "4k", "xfs").outcome == "error"
+    assert checks.evaluate(chk, "not a dump", cell_of("4k", "xfs", "7.3"), "7.3").outcome == "error"
 
 
 def test_ktap_parsing_and_console_outcome():

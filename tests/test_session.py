@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from foliofarm.matrix import cell_of
 from foliofarm.results.schema import BootEntry
 from foliofarm import matrix
 from foliofarm.boot.console import GuestSession
@@ -80,8 +81,8 @@ def test_a_warn_fails_the_check_that_ran_and_names_taint_and_line(tmp_path):
     # judged as exec-text on a real dump whose figures pass: the WARN fails it
     exec_text = catalogue.by_name()["exec-text"]
     dump = (DATA / "dumps" / "4k-xfs-7.3.exec-text.dump").read_text()
-    assert judge_measurement(exec_text, quiet.model_copy(update={"dump": dump}), "7.3", "4k", "xfs").outcome == "pass"
-    out = judge_measurement(exec_text, warned.model_copy(update={"dump": dump}), "7.3", "4k", "xfs")
+    assert judge_measurement(exec_text, quiet.model_copy(update={"dump": dump}), cell_of("4k", "xfs", "7.3"), "7.3").outcome == "pass"
+    out = judge_measurement(exec_text, warned.model_copy(update={"dump": dump}), cell_of("4k", "xfs", "7.3"), "7.3")
     assert out.outcome == "fail"
     assert "kernel tainted W" in out.reason and line in out.reason
 
@@ -102,7 +103,7 @@ def test_a_hang_costs_its_check_and_the_rest_run_on_a_fresh_boot(tmp_path):
     # the host's load, at the shell and at the end of each boot
     assert all(len(b.host_load) == 2 and all(x >= 0 for x in b.host_load) for b in boots)
     assert (tmp_path / "boots" / "4k-7.3.2.console.log").is_file()
-    assert judge_measurement(hang, hung, "7.3", "4k", "xfs").outcome == "fail"
+    assert judge_measurement(hang, hung, cell_of("4k", "xfs", "7.3"), "7.3").outcome == "fail"
 
 
 def test_a_guest_that_dies_without_a_kernel_report_is_an_error_not_a_verdict(tmp_path):
@@ -112,7 +113,7 @@ def test_a_guest_that_dies_without_a_kernel_report_is_an_error_not_a_verdict(tmp
     assert [m.kind for _, _, m in got] == ["error", "dump"]
     # QEMU killed from outside (here the stand-in, by SIGKILL): the host's doing, said so
     assert "killed by signal 9" in got[0][2].reason, got[0][2].reason
-    assert judge_measurement(fake(tmp_path, "dies", "die"), got[0][2], "7.3", "4k", "xfs").outcome == "error"
+    assert judge_measurement(fake(tmp_path, "dies", "die"), got[0][2], cell_of("4k", "xfs", "7.3"), "7.3").outcome == "error"
 
 
 def test_a_console_flood_stops_its_command_as_an_error(tmp_path):
@@ -158,6 +159,6 @@ def test_a_kernel_that_dies_before_its_console_driver_is_quoted_from_the_early_c
     for _, _, m in got:
         assert m.boot_failed and "kernel BUG at mm/filemap.c:1102!" in m.reason, m.reason
         assert "pagecache_init" in m.excerpt
-        out = judge_measurement(fake(tmp_path, "a", "ok"), m, "7.3", "16k", "xfs")
+        out = judge_measurement(fake(tmp_path, "a", "ok"), m, cell_of("16k", "xfs", "7.3"), "7.3")
         assert out.outcome == "fail" and out.boot_failed
         assert out.reason.count("kernel BUG at mm/filemap.c:1102!") == 1, out.reason

@@ -2,10 +2,12 @@
 real guests on each page size, replayed through the real analysis code."""
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from foliofarm.matrix import cell_of
 from foliofarm.judge import smaps
 from foliofarm.judge.smaps import KPF_COMPOUND_HEAD as H, KPF_COMPOUND_TAIL as T
 
@@ -33,7 +35,7 @@ def folio(idx0: int, pfn0: int, nr: int, probe: str = "p"):
 
 def figures(text: str, cont_pages: int = 16) -> smaps.Figures:
     d = smaps.parse_dump(text)
-    return smaps.analyse(d.mappings["text"], d.kpf, d.page_size, cont_pages)
+    return smaps.analyse(d.mappings["text"], d.kpf, replace(d.page, cont_pte_pages=cont_pages))
 
 
 def test_aligned_64k_folios_on_4k_all_cont():
@@ -115,7 +117,7 @@ def test_recorded_dumps_are_judged_as_recorded(path):
     from foliofarm.judge import catalogue, checks
     want = json.loads(path.with_suffix(".json").read_text())
     got = checks.evaluate(catalogue.by_name()[want["check"]], path.read_text(),
-                          want["kernel"], want["page_size"], want["fs"])
+                          cell_of(want["page_size"], want["fs"], want["kernel"]), want["kernel"])
     assert (got.outcome, got.reason) == (want["outcome"], want["reason"])
     assert got.metrics == want["metrics"]
     assert [r.model_dump() for r in got.rows] == want.get("rows", [])
@@ -132,3 +134,20 @@ def test_smaps_check_cli_on_a_dump(tmp_path, capsys):
     assert out["mappings"]["text"]["aligned_pct"] == 100.0
     assert smaps_check.main(["--dump", str(tmp_path / "missing")]) == 1
     assert "smaps_check:" in capsys.readouterr().err
+
+
+def test_a_dump_of_another_page_size_than_its_cells_is_an_error():
+    """A real 4K dump judged as a 16K cell's (a guest booted with the wrong
+    kernel, a dump mixed up between cells): never a verdict on the figures."""
+    from foliofarm.judge import catalogue, checks
+    text = (DUMPS / "4k-xfs-7.3.exec-text.dump").read_text()
+    assert checks.evaluate(catalogue.by_name()["exec-text"], text, cell_of("4k", "xfs", "7.3"), "7.3").outcome == "pass"
+    out = checks.evaluate(catalogue.by_name()["exec-text"], text, cell_of("16k", "xfs", "7.3"), "7.3")
+    assert out.outcome == "error"
+    assert "the dump is of a 4k page size, the cell 16k-xfs-7.3 of 16k" in out.reason
+
+
+def test_a_dump_says_its_page_size_once_as_the_matrix_knows_it():
+    for path in sorted(DUMPS.glob("*.dump")):
+        d = smaps.parse_dump(path.read_text())
+        assert d.page.name == path.name.split("-")[0], path.name

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from foliofarm.matrix import cell_of
 from foliofarm.results import read
 from foliofarm.judge.measurement import Measurement, TestResult
 from foliofarm.judge import ktap
@@ -53,7 +54,7 @@ def test_merged_parts_judge_every_test_once(parser):  # noqa: F811
                     "in boot 4k-nofs-7.3")
     assert m.kind == "ktap" and m.seconds == 93.0
     assert m.split["page"].where == "in boot 4k-nofs-7.3"
-    out = judge_measurement(by_name()["mm-selftests"], m, "7.3", "4k", "ext4")
+    out = judge_measurement(by_name()["mm-selftests"], m, cell_of("4k", "ext4", "7.3"), "7.3")
     assert out.outcome == "pass", out.reason
     names = [s.name for s in out.subtests]
     assert len(names) == len(set(names)) == 9
@@ -66,11 +67,11 @@ def test_a_failure_in_either_part_is_the_cells(parser):  # noqa: F811
     broken = cell.replace("ok 7 split_huge_page_test /tmp/mm-fs\n",
                           "not ok 7 split_huge_page_test /tmp/mm-fs # exit=1\n")
     m = split.merge(measured(parser, page), measured(parser, broken), "x")
-    out = judge_measurement(by_name()["mm-selftests"], m, "7.3", "4k", "ext4")
+    out = judge_measurement(by_name()["mm-selftests"], m, cell_of("4k", "ext4", "7.3"), "7.3")
     assert out.outcome == "fail" and "split_huge_page_test" in out.reason
     broken = page.replace("ok 9 folio_split_race_test\n", "not ok 9 folio_split_race_test # exit=1\n")
     m = split.merge(measured(parser, broken), measured(parser, cell), "x")
-    out = judge_measurement(by_name()["mm-selftests"], m, "7.3", "4k", "ext4")
+    out = judge_measurement(by_name()["mm-selftests"], m, cell_of("4k", "ext4", "7.3"), "7.3")
     assert out.outcome == "fail" and "folio_split_race_test" in out.reason
 
 
@@ -83,7 +84,7 @@ def test_a_crash_of_the_page_part_is_every_cells_crash(parser):  # noqa: F811
     m = split.merge(dead, measured(parser, cell), "in boot 4k-nofs-7.3")
     assert m.kind == "crash" and m.reason.startswith("the tests run once for the page size")
     assert m.splats == ["BUG: kernel NULL pointer dereference"] and m.taint_mask == 128
-    out = judge_measurement(by_name()["mm-selftests"], m, "7.3", "4k", "ext4")
+    out = judge_measurement(by_name()["mm-selftests"], m, cell_of("4k", "ext4", "7.3"), "7.3")
     assert out.outcome == "fail" and "kernel hung or crashed" in out.reason
     # what ran before the crash is kept, and the cell's own tests with it
     names = [s.name for s in out.subtests]
@@ -164,7 +165,7 @@ def test_the_race_part_and_the_page_part_put_together(parser):  # noqa: F811
     m = split.merge(whole_page, mc, where)
     assert m.split["race"].where == "in boot 16k-nofs-race-7.3"
     chk = split.part(by_name()["mm-selftests"], "all")
-    out = judge_measurement(chk, m, "7.3", "16k", "ext4")
+    out = judge_measurement(chk, m, cell_of("16k", "ext4", "7.3"), "7.3")
     assert out.outcome == "pass", out.reason
     names = [s.name for s in out.subtests]
     assert len(names) == len(set(names)) == 9

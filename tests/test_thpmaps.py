@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from foliofarm.matrix import cell_of
 from foliofarm.results import read
 from foliofarm.report import tables
 from foliofarm.judge import catalogue, checks, smaps
@@ -26,7 +27,7 @@ def recorded(page: str) -> str:
 
 
 def judge(text: str, page: str) -> CheckResult:
-    return checks.evaluate(catalogue.by_name()["thpmaps"], text, "7.3", page, CELLS[page][0])
+    return checks.evaluate(catalogue.by_name()["thpmaps"], text, cell_of(page, CELLS[page][0], "7.3"), "7.3")
 
 
 def rows(outcome: CheckResult) -> dict[str, dict]:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from foliofarm.matrix import cell_of
 from foliofarm.errors import InfraError, UsageError
 from foliofarm.boot import vng
 from foliofarm.boot.qemu import Machine
@@ -103,7 +104,7 @@ def test_a_vng_boot_reads_back_as_the_farms_measurements():
     assert boot.banner["mount:xfs"] == "vda" and boot.fs == "xfs" and boot.page_size == "16k"
     for cell, chk, m in measured:
         assert m.kind == "dump" and m.dump and m.taint == ""
-        out = judge_measurement(chk, m, "7.3", "16k", "xfs")
+        out = judge_measurement(chk, m, cell_of("16k", "xfs", "7.3"), "7.3")
         assert out.outcome == "pass", out.reason
     assert measured[0][2].dump != measured[1][2].dump
 

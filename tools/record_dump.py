@@ -30,13 +30,14 @@ def main() -> int:
     ap.add_argument("--check", help="the check, if not the one the dump names")
     args = ap.parse_args()
     d = smaps.parse_dump(args.dump.read_text())
-    page = next(p.name for p in matrix.page_sizes().values() if p.bytes == d.page_size)
+    page = d.page.name
     check, fs = args.check or d.meta["check"], d.meta["fs"]
     fs = fs if fs in matrix.filesystems() else "xfs"   # anon checks run in every cell
     out = ROOT / "tests" / "data" / "dumps" / f"{page}-{fs}-{args.kernel}.{check}.dump"
     if args.dump.resolve() != out.resolve():
         shutil.copyfile(args.dump, out)
-    o = checks.evaluate(catalogue.by_name()[check], out.read_text(), args.kernel, page, fs)
+    o = checks.evaluate(catalogue.by_name()[check], out.read_text(), matrix.cell_of(page, fs, args.kernel),
+                        args.kernel)
     out.with_suffix(".json").write_text(json.dumps(
         {"check": check, "kernel": args.kernel, "page_size": page, "fs": fs,
          "outcome": o.outcome, "reason": o.reason, "metrics": o.metrics,

@@ -19,21 +19,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from foliofarm import matrix  # noqa: E402
 from foliofarm.judge import smaps  # noqa: E402
-
-
-def cont_pte_pages(page_size: int) -> int:
-    for ps in matrix.page_sizes().values():
-        if ps.bytes == page_size:
-            return ps.cont_pte_pages
-    raise smaps.DumpError(f"page size {page_size} is not one of the arm64 page sizes")
 
 
 def figures_json(dump: smaps.Dump, folio_kb: int | None) -> dict:
     out: dict = {"meta": dump.meta, "figures": dump.figures, "mappings": {}}
     for label, m in dump.mappings.items():
-        f = smaps.analyse(m, dump.kpf, dump.page_size, cont_pte_pages(dump.page_size))
+        f = smaps.analyse(m, dump.kpf, dump.page)
         out["mappings"][label] = {
             "mapped_pages": f.mapped_pages,
             "folio_kb_hist": f.folio_kb_hist,

@@ -11,6 +11,7 @@ from foliofarm.judge import selftests, smaps
 from foliofarm.judge.catalogue import Check, Kind, expectation_for
 from foliofarm.judge.measurement import Measurement
 from foliofarm.judge.metrics import METRICS
+from foliofarm.matrix import Cell
 from foliofarm.results.judged import result
 from foliofarm.results.schema import CheckResult
 from foliofarm.results.outcome import Outcome
@@ -64,10 +65,16 @@ def judge(check: str, metrics: dict[str, Any], kernel: str, page: str, fs: str,
 
 # -- metrics from dumps -----------------------------------------------------------
 
-def evaluate(check: Check, dump_text: str, kernel: str, page: str, fs: str) -> CheckResult:
-    """Dump text -> metrics -> outcome. A dump that cannot be trusted is an error."""
+def evaluate(check: Check, dump_text: str, cell: Cell, kernel: str) -> CheckResult:
+    """Dump text -> metrics -> outcome, on ``cell`` of kernel version
+    ``kernel`` ("X.Y"). A dump that cannot be trusted, or one of another page
+    size than the cell's, is an error."""
+    page, fs = cell.page.name, cell.fs.name
     try:
         dump = smaps.parse_dump(dump_text)
+        if dump.page != cell.page:
+            return result(check.name, Outcome.ERROR, f"the dump is of a {dump.page.name} page size, the cell "
+                          f"{cell.id} of {page}: measurement not trusted")
         row = expectation_for(check.name, kernel, page, fs)
         measured = METRICS[check.name](dump, check, row)
         metrics, rows = measured if isinstance(measured, tuple) else (measured, [])
@@ -84,10 +91,11 @@ def evaluate(check: Check, dump_text: str, kernel: str, page: str, fs: str) -> C
     return judge(check.name, metrics, kernel, page, fs, rows=rows)
 
 
-def evaluate_tests(check: Check, m: Measurement, kernel: str, page: str, fs: str) -> CheckResult:
-    """A selftests run (kind "ktap", or a crash with what it printed before):
-    one subtest per test, known failures xfail, the counts bounded by the
-    expectations' rows."""
+def evaluate_tests(check: Check, m: Measurement, cell: Cell, kernel: str) -> CheckResult:
+    """A selftests run (kind "ktap", or a crash with what it printed before)
+    on ``cell``: one subtest per test, known failures xfail, the counts
+    bounded by the expectations' rows."""
+    page, fs = cell.page.name, cell.fs.name
     if m.tests is None:
         return result(check.name, Outcome.ERROR, "the run's KTAP output was not parsed")
     outcome, reason, metrics, subs = selftests.judge_tests(
@@ -107,20 +115,22 @@ def kernel_trouble(m: Measurement) -> str:
     return "; ".join(parts)
 
 
-def judge_measurement(check: Check, m: Measurement, kernel: str, page: str, fs: str) -> CheckResult:
-    """The host's judgement of one measurement (guest/session.measure). A check
+def judge_measurement(check: Check, m: Measurement, cell: Cell, kernel: str) -> CheckResult:
+    """The host's judgement of one measurement of ``cell`` (boot/session.py,
+    a booter of boot/protocol.py), by the expectations of kernel version
+    ``kernel`` ("X.Y"). A check
     during which the kernel tainted itself or printed a report fails, whatever
     its figures say, naming the taint and the report; one that hung or crashed
     the kernel fails too. An error of the farm stays an error."""
     kind = m.kind
     if kind == Kind.DUMP:
-        outcome = evaluate(check, m.dump or "", kernel, page, fs)
+        outcome = evaluate(check, m.dump or "", cell, kernel)
     elif kind == Kind.KTAP:
-        outcome = evaluate_tests(check, m, kernel, page, fs)
+        outcome = evaluate_tests(check, m, cell, kernel)
     elif kind == Kind.CRASH:
         outcome = result(check.name, Outcome.FAIL, f"kernel hung or crashed: {m.reason}")
         if m.tests is not None:      # the tests that finished before it, and the one it ended in
-            done = evaluate_tests(check, m, kernel, page, fs)
+            done = evaluate_tests(check, m, cell, kernel)
             outcome.metrics, outcome.subtests = done.metrics, done.subtests
     else:
         outcome = result(check.name, Outcome(kind.value), m.reason)     # skip, error

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable
 
-from foliofarm import matrix
 from foliofarm.judge import smaps, thpmaps
 
 if TYPE_CHECKING:
@@ -16,11 +15,10 @@ if TYPE_CHECKING:
 
 def mapping_metrics(dump: smaps.Dump, check: Check, row: dict[str, Any] | None) -> dict[str, Any]:
     """Folio-size distribution, natural alignment and PTE_CONT of the check's mapping."""
-    page = next(p for p in matrix.page_sizes().values() if p.bytes == dump.page_size)
     label = check.options.get("mapping", "text")
     if label not in dump.mappings:
         raise smaps.DumpError(f"dump has no mapping {label!r}")
-    f = smaps.analyse(dump.mappings[label], dump.kpf, dump.page_size, page.cont_pte_pages)
+    f = smaps.analyse(dump.mappings[label], dump.kpf, dump.page)
     folio_kb = int(row.get("folio_kb", 64)) if row else 64
     return {
         "mapped_pages": f.mapped_pages,
@@ -52,7 +50,7 @@ def force_thp_metrics(dump: smaps.Dump, check: Check, row: dict[str, Any] | None
     if not brought:
         raise smaps.DumpError("dump has no per-touch 'brought' records")
     out["touches"] = len(brought)
-    out["brought_kb_per_touch"] = [n * dump.page_size // 1024 for n in brought]
+    out["brought_kb_per_touch"] = [n * dump.page.kb for n in brought]
     out["min_brought_kb"] = min(out["brought_kb_per_touch"])
     out["trace_add_orders"] = trace_orders(dump)
     return out
@@ -77,8 +75,7 @@ def exec_text_metrics(dump: smaps.Dump, check: Check, row: dict[str, Any] | None
 def thpmaps_metrics(dump: smaps.Dump, check: Check, row: dict[str, Any] | None
                     ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The cross-check's figures, and its rows (a field of their own, not figures)."""
-    page = next(p for p in matrix.page_sizes().values() if p.bytes == dump.page_size)
-    return thpmaps.metrics(dump, page.cont_pte_pages)
+    return thpmaps.metrics(dump)
 
 
 def elf_text_metrics(dump: smaps.Dump, check: Check, row: dict[str, Any] | None) -> dict[str, Any]:
@@ -91,14 +88,13 @@ def elf_text_metrics(dump: smaps.Dump, check: Check, row: dict[str, Any] | None)
     out.update(touches=int(dump.figures["touches"]), faults=int(dump.figures["faults"]),
                p_align=int(dump.figures["p_align"]),
                text_vaddr=dump.figures["text_vaddr"],
-               first_folio_kb=folio[1] * dump.page_size // 1024 if folio else None)
+               first_folio_kb=folio[1] * dump.page.kb if folio else None)
     return out
 
 
 def file_collapse_metrics(dump: smaps.Dump, check: Check, row: dict[str, Any] | None) -> dict[str, Any]:
     """MADV_COLLAPSE's result, FilePmdMapped and the probe's PMD mappings, before
     and after the file is opened for write."""
-    page = next(p for p in matrix.page_sizes().values() if p.bytes == dump.page_size)
     f = dump.figures
     out: dict[str, Any] = {
         "map_kb": int(f["map_bytes"]) // 1024,
@@ -108,7 +104,7 @@ def file_collapse_metrics(dump: smaps.Dump, check: Check, row: dict[str, Any] | 
     }
     for label, key in (("collapsed", "pmd_mapped_pct"), ("after_write_open", "pmd_mapped_pct_after_write_open")):
         if label in dump.mappings:
-            fig = smaps.analyse(dump.mappings[label], dump.kpf, dump.page_size, page.cont_pte_pages)
+            fig = smaps.analyse(dump.mappings[label], dump.kpf, dump.page)
             out[key] = fig.pmd_mapped_pct
             if label == "collapsed":
                 out["folio_kb_hist"] = {str(k): v for k, v in fig.folio_kb_hist.items()}
@@ -149,7 +145,7 @@ def sparse_read_metrics(dump: smaps.Dump, check: Check, row: dict[str, Any] | No
     """Per pass: regions whose read brought in more than the faulting page (got
     readahead), the first that did not (the mmap_miss boundary), the memory each
     read brought in, and the folio orders added."""
-    kb = dump.page_size // 1024
+    kb = dump.page.kb
     out: dict[str, Any] = {"region_kb": int(dump.figures["region_kb"]),
                            "read_ahead_kb": int(dump.figures.get("read_ahead_kb", 0)),
                            "fault_around_default": int(dump.figures["fault_around_default"])}
@@ -181,10 +177,10 @@ def ra_window_metrics(dump: smaps.Dump, check: Check, row: dict[str, Any] | None
     installed; the readahead calls the tracepoints saw. Then the promises as
     single figures: exec windows aligned to exec_folio_order() and inside the
     VMA, no async readahead for exec, the read-around size of data mappings."""
-    page = next(p for p in matrix.page_sizes().values() if p.bytes == dump.page_size)
+    page = dump.page
     out: dict[str, Any] = {"faults": int(dump.figures["faults"]), "seed": int(dump.figures["seed"]),
                            "read_ahead_kb": int(dump.figures["read_ahead_kb"])}
-    ra_pages = out["read_ahead_kb"] * 1024 // dump.page_size
+    ra_pages = out["read_ahead_kb"] * 1024 // dump.page.bytes
     exec_pages = max(1, 64 // page.kb)          # exec_folio_order(): 64K folios, or base pages
     for kind in RA_WINDOW_KINDS:
         for hint in RA_WINDOW_HINTS:

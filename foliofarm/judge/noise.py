@@ -23,7 +23,7 @@ def sample_figures(cells: list[Cell], checks: list[Check], kernel_xy: str, measu
             m = measured.get(f"{cell.fs.name}/{chk.name}")
             if not m:
                 continue
-            o = judge_measurement(chk, m, kernel_xy, cell.page.name, cell.fs.name)
+            o = judge_measurement(chk, m, cell, kernel_xy)
             figs: dict[str, float | int | None] = dict(figures.flatten(o.metrics, chk.name))
             figs.update(compare.test_counts(o.subtests))
             out.setdefault(f"{cell.page.name}-{cell.fs.name}", {})[chk.name] = figs

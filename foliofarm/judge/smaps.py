@@ -54,8 +54,10 @@ class Dump:
     tool_output: dict[str, list[str]] = field(default_factory=dict)  # "X tool line": a tool's output
 
     @property
-    def page_size(self) -> int:
-        return int(self.meta["page_size"])
+    def page(self) -> matrix.PageSize:
+        """The guest's page size, as its meta line says it (parse_dump knows it is one)."""
+        return matrix.page_of(int(self.meta["page_size"]))
+
 
 
 def _kv(words: list[str], lineno: int) -> dict[str, str]:
@@ -168,7 +170,7 @@ def folio_of(pfn: int, kpf: dict[int, int],
 
 @dataclass
 class Figures:
-    page_size: int
+    page: matrix.PageSize
     mapped_pages: int
     categories: dict[str, int]          # category -> mapped pages
     folio_kb_hist: dict[int, int]       # folio size in kB -> mapped pages
@@ -196,8 +198,10 @@ class Figures:
         return {k: self.pct(v) for k, v in self.categories.items()}
 
 
-def analyse(m: Mapping, kpf: dict[int, int], page_size: int, cont_pte_pages: int) -> Figures:
-    kb = page_size // 1024
+def analyse(m: Mapping, kpf: dict[int, int], page: matrix.PageSize) -> Figures:
+    """The mapping's folios (sizes, natural alignment, how each is mapped) on
+    a guest of page size ``page``."""
+    page_size, cont_pte_pages, kb = page.bytes, page.cont_pte_pages, page.kb
     cats: Counter[str] = Counter()
     hist: Counter[int] = Counter()
     aligned: Counter[int] = Counter()
@@ -244,7 +248,7 @@ def analyse(m: Mapping, kpf: dict[int, int], page_size: int, cont_pte_pages: int
     cont_kb = cont_pte_pages * kb
     if inferred:
         cats[f"cont-aligned-{cont_kb}kB"] = inferred
-    return Figures(page_size, len(m.pages), dict(cats), dict(sorted(hist.items())),
+    return Figures(page, len(m.pages), dict(cats), dict(sorted(hist.items())),
                    dict(aligned), cont, pmd, mismatches, unknown)
 
 

@@ -77,7 +77,7 @@ def vma_stats(lines: list[str], start: int, need: tuple[str, ...] = ()) -> dict[
 def farm_counter(counter: str, fig: smaps.Figures, cont_kb: int) -> tuple[int, str]:
     """The farm's figure (kB) for thpmaps' ``counter`` and, where they differ by
     design, why."""
-    kb = fig.page_size // 1024
+    kb = fig.page.kb
     cats = fig.categories
     m = COUNTER.match(counter)
     if m is None:
@@ -105,7 +105,7 @@ def farm_counter(counter: str, fig: smaps.Figures, cont_kb: int) -> tuple[int, s
 def compare(fig: smaps.Figures, stats: dict[str, int], cont_kb: int) -> list[Row]:
     """One row per thpmaps counter, then the farm's categories thpmaps does not
     count, then the probe's real PTE_CONT bit against thpmaps' inferred blocks."""
-    kb = fig.page_size // 1024
+    kb = fig.page.kb
     rows = [Row(c, farm_counter(c, fig, cont_kb)[0], v) for c, v in stats.items()]
     for cat, pages in fig.categories.items():
         size = re.search(r"(\d+)kB$", cat)
@@ -128,7 +128,7 @@ def compare(fig: smaps.Figures, stats: dict[str, int], cont_kb: int) -> list[Row
     return rows
 
 
-def metrics(dump: smaps.Dump, cont_pte_pages: int) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def metrics(dump: smaps.Dump) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The cross-check of the dump's "text" mapping: its figures (the number of
     disagreements, rows that differ with no reason by design; how long thpmaps
     ran) and its rows."""
@@ -139,8 +139,8 @@ def metrics(dump: smaps.Dump, cont_pte_pages: int) -> tuple[dict[str, Any], list
         raise ThpmapsError(f"thpmaps exited {run.get('status', hook.get('status', '?'))}: "
                            + last_words(lines))
     m = dump.mappings["text"]
-    fig = smaps.analyse(m, dump.kpf, dump.page_size, cont_pte_pages)
-    cont_kb = cont_pte_pages * dump.page_size // 1024
+    fig = smaps.analyse(m, dump.kpf, dump.page)
+    cont_kb = dump.page.cont_pte_pages * dump.page.kb
     need = ("file-thp-pte-partial", f"file-cont-pte-aligned-{cont_kb}kB")
     rows = compare(fig, vma_stats(lines, m.start, need), cont_kb)
     out: dict[str, Any] = {

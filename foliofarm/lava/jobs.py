@@ -30,7 +30,6 @@ from foliofarm.boot import framed
 from foliofarm.boot.banner import READY
 from foliofarm.judge import catalogue
 from foliofarm.judge.catalogue import Check
-from foliofarm.matrix import Cell
 from foliofarm.results.read import read
 from foliofarm.results.read import ResultsError
 from foliofarm.results.schema import BootEntry, CellResult, Results
@@ -292,7 +291,7 @@ def write_jobs(run_dir: Path, out: Path, patterns: list[str] | None, board: str 
     for cell, boot in select(doc, patterns):
         b = parse_qemu(boot.qemu or "")
         chosen = cell_checks(cell)
-        c = Cell(matrix.page_sizes()[cell.page_size], matrix.filesystems()[cell.fs], cell.kernel)
+        c = matrix.cell_of(cell.page_size, cell.fs, cell.kernel)
         where = out / cell.id
         disk = framed.job_disk(where / "job-disk.erofs", c, chosen, [d.serial for d in b.drives])
         minutes = max(10, int(sum(ch.timeout for ch in chosen) // 60) + 5)

@@ -90,7 +90,7 @@ def result_of(one: Any, k: Kernel, cell: Cell, chk: Check | None) -> schema.Chec
     if chk is None:
         out = console_outcome(one.console(cell))
     elif m := one.measured.get(f"{cell.fs.name}/{chk.name}"):
-        out = judge_measurement(chk, m, k.kernel_xy, cell.page.name, cell.fs.name)
+        out = judge_measurement(chk, m, cell, k.kernel_xy)
     else:
         return None
     return out
@@ -162,7 +162,7 @@ def series(ctx: Context, k: Kernel, run_pass: RunPass) -> None:
         m = s2.measured.get(f"{cell.fs.name}/{chk.name}")
         if not m or m.kind != Kind.DUMP:
             continue
-        now = judge_measurement(chk, m, k.kernel_xy, cell.page.name, cell.fs.name).metrics
+        now = judge_measurement(chk, m, cell, k.kernel_xy).metrics
         settled, noise = settle_moves(cell, chk.name, figs, now)
         with ctx.writer.lock:
             ctx.writer.add_noise(noise)

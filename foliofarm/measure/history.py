@@ -74,7 +74,7 @@ def boot_results(k: Kernel, checks: list[Check], measured: dict[str, Measurement
             m = measured.get(f"{cell.fs.name}/{chk.name}")
             if not m:
                 continue
-            o = judge_measurement(chk, m, k.kernel_xy, cell.page.name, cell.fs.name)
+            o = judge_measurement(chk, m, cell, k.kernel_xy)
             out.setdefault(cell.id, {}).update(flaky.results_of(chk.name, o, m))
     return out
 
@@ -164,7 +164,7 @@ def judge_run(ctx: Context, k: Kernel, boots: list[dict[str, Measurement]]) -> N
             m = boots[0].get(f"{cell.fs.name}/{chk.name}")
             if not m:
                 continue
-            o = judge_measurement(chk, m, k.kernel_xy, cell.page.name, cell.fs.name)
+            o = judge_measurement(chk, m, cell, k.kernel_xy)
             ctx.writer.rerecord(cell, flaky.apply(o, run, f"this run's {len(boots)} boots"), flush=False)
     record_flaky(ctx, k, per_boot)       # (and the document written)
 

@@ -55,7 +55,7 @@ def judge(ctx: Context, k: Kernel, cell: Cell, chk: Check, m: Measurement) -> Ch
     if m.kernel_log:
         (cdir / f"{chk.name}.kernel.log").write_text(m.kernel_log)
     t0 = time.monotonic()
-    out = judge_measurement(chk, m, k.kernel_xy, cell.page.name, cell.fs.name)
+    out = judge_measurement(chk, m, cell, k.kernel_xy)
     ctx.writer.add_seconds("judge", time.monotonic() - t0, digits=3)
     return out
 

@@ -18,7 +18,6 @@ from foliofarm.errors import UsageError
 from foliofarm.judge import catalogue, ktap
 from foliofarm.judge.checks import console_outcome, judge_measurement
 from foliofarm.lava.log import LOG, console, entries
-from foliofarm.matrix import Cell
 from foliofarm.paths import cache_dir
 from foliofarm.results.schema import BootEntry, Sides
 from foliofarm.results.writer import ResultsWriter
@@ -40,7 +39,7 @@ def read_jobs(job_dirs: list[Path], out: Path, command: list[str]) -> Path:
             raise UsageError(f"{d} has no {LOG}: save the LAVA job's log there (lava-run's standard "
                              "error, or the server's job log)")
         page, fs, kernel = meta["foliofarm.page_size"], meta["foliofarm.fs"], meta["foliofarm.kernel"]
-        cell = Cell(matrix.page_sizes()[page], matrix.filesystems()[fs], kernel)
+        cell = matrix.cell_of(page, fs, kernel)
         if meta.get("foliofarm.side"):
             sides[meta["foliofarm.side"]] = {"kernel": kernel, "origin": meta.get("foliofarm.origin", kernel)}
         lines = console(entries(d / LOG))
@@ -56,7 +55,7 @@ def read_jobs(job_dirs: list[Path], out: Path, command: list[str]) -> Path:
             for text, suffix in ((m.ktap, "ktap"), (m.dump, "dump")):
                 if text:
                     (cdir / f"{name}.{suffix}").write_text(text)
-            writer.record(cell, judge_measurement(chk, m, meta["foliofarm.kernel_xy"], page, fs), excerpt=m.excerpt)
+            writer.record(cell, judge_measurement(chk, m, cell, meta["foliofarm.kernel_xy"]), excerpt=m.excerpt)
         writer.record(cell, console_outcome(list(dict.fromkeys(all_splats))))
         writer.add_boot(BootEntry(page_size=page, kernel=kernel, fs=fs, attempt=1, console_log=str(d / LOG),
                                   qemu=f"LAVA job {job.get('job_name')}"))
