@@ -84,6 +84,7 @@ class CheckRow(_Open):
     args: list[str]
     timeout: float = Field(gt=0)
     description: str = ""
+    tree: Optional[Literal["selftests", "thpmaps"]] = None   # the tree's program it runs, if not the farm's
 
 
 class Xfail(Strict):

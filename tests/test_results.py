@@ -249,3 +249,12 @@ def test_same_results_tells_behaviour_from_timing_and_known_flakes(tmp_path):
     assert flake.returncode == 0 and "(known: no news)" in flake.stdout
     t["outcome"] = "fail"
     assert run(doc).returncode == 1
+
+
+def test_figures_with_no_expectation_row_are_a_skip_that_names_the_cell():
+    """sparse-read has no row for a kernel before the one it was written for:
+    a skip saying where the row is missing, never a pass."""
+    from foliofarm.judge import checks
+    out = checks.judge("sparse-read", {"mapped_pages": 1}, "1.0", "16k", "ext4")
+    assert out.outcome == "skip"
+    assert out.reason == "no expectation for 16k/ext4/1.0 in expectations/sparse-read.toml"

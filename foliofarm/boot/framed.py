@@ -52,7 +52,7 @@ def check_script(cell: Cell, chk: Check, attached: Iterable[str]) -> tuple[str, 
             *(ln.replace(DEV, '"$FFDEV"') for ln in lines[:-1]),
             "set +e",
             "exec " + lines[-1].replace(DEV, '"$FFDEV"')]
-    out = SELFTESTS_OUTPUT if chk.options.get("kind") == "selftests" else fmt["dump"]
+    out = SELFTESTS_OUTPUT if chk.tree == "selftests" else fmt["dump"]
     return "\n".join(body) + "\n", out + "\n"
 
 
@@ -104,7 +104,7 @@ def measurement(lines: list[str], chk: Check, parser: Any, where: str = "the LAV
     reports = splat.scan(text)
     trouble: dict[str, Any] = {"splats": [f"{s.kind}: {s.line}" for s in reports],
                                "kernel_log": "\n".join(s.excerpt for s in reports)[-6000:]}
-    selftests = chk.options.get("kind") == "selftests"
+    selftests = chk.tree == "selftests"
     if end is None:
         return Measurement(kind=Kind.CRASH, reason=f"the kernel hung or crashed: {where} ends inside it",
                            excerpt=text[-4000:], console=text, ended_boot=True,

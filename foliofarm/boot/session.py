@@ -52,7 +52,7 @@ def check_timeout(chk: Check, base_seconds: float | None) -> float:
     run gets twice its base time and a minute."""
     if base_seconds is None:
         return chk.timeout
-    if chk.options.get("kind") == "selftests":
+    if chk.tree == "selftests":
         # minutes of many programs, each under its own deadline in the guest:
         # their time varies more than a farm check's, so twice the base's
         return min(chk.timeout, 2 * base_seconds + 60)
@@ -102,9 +102,9 @@ def _measure(g: GuestSession, cell: Cell, chk: Check, timeout: float) -> Measure
     if (not dev or dev == "FAILED") and not bare:
         return error(f"{cell.fs.name} is not mounted in the guest")
     fmt = check_fmt(cell, chk, dev or "", lambda serial: mounted(g, serial))
-    if chk.options.get("kind") == "selftests":
+    if chk.tree == "selftests":
         return _run_selftests(g, chk, fmt, timeout)
-    if chk.options.get("kind") == "thpmaps" and not mounted(g, THPMAPS):
+    if chk.tree == "thpmaps" and not mounted(g, THPMAPS):
         return error("the thpmaps disk is not mounted in the guest")
     for line in setup_lines(chk, fmt):
         pre = g.run(line, timeout=60)

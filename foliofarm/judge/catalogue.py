@@ -37,6 +37,7 @@ class Check:
     timeout: float
     description: str
     options: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
+    tree: str | None = None     # the tree's program it runs ("selftests", "thpmaps"), not the farm's own
 
 
 @cache
@@ -47,7 +48,7 @@ def by_name() -> dict[str, Check]:
         row = dict(row)
         out[name] = Check(name=name, program=row.pop("program"), args=tuple(row.pop("args")),
                           timeout=float(row.pop("timeout")),
-                          description=row.pop("description", ""), options=row)
+                          description=row.pop("description", ""), tree=row.pop("tree", None), options=row)
     return out
 
 
@@ -62,15 +63,10 @@ def select(requested: str | None) -> list[Check]:
     return [cat[n] for n in names]
 
 
-# Checks run from a tree's own disk (the kernel's selftests, its thpmaps):
-# minutes where the farm's own checks take seconds.
-TREE_KINDS = ("selftests", "thpmaps")
-
-
 def is_own(c: Check) -> bool:
     """One of the farm's own checks of the kernel: not the kernel's selftests
     nor the thpmaps cross-check (of the farm's own reading, not of the kernel)."""
-    return c.options.get("kind") not in TREE_KINDS
+    return c.tree is None
 
 
 def own() -> str:
@@ -89,7 +85,7 @@ def with_categories(selected: list[Check], categories: str | None) -> list[Check
         raise UsageError(f"--mm-selftests {categories!r}: give run_vmtests.sh categories separated "
                          "by spaces (e.g. \"cow thp\"), or all")
     return [dataclasses.replace(c, options={**c.options, "categories": " ".join(words), "left_out": "-"})
-            if c.options.get("kind") == "selftests" else c for c in selected]
+            if c.tree == "selftests" else c for c in selected]
 
 
 @cache
@@ -98,10 +94,10 @@ def expectations(check: str) -> list[dict[str, Any]]:
     return datafiles.load(path, datafiles.ExpectationsFile).get("expect", [])
 
 
-def expectation_for(check: str, kernel: str, page: str, fs: str) -> dict[str, Any] | None:
+def expectation_for(check: str, kernel_xy: str, page: str, fs: str) -> dict[str, Any] | None:
     """First row matching the kernel's "X.Y", the page size and the filesystem."""
     for row in expectations(check):
-        if (fnmatch.fnmatch(kernel, row.get("kernel", "*"))
+        if (fnmatch.fnmatch(kernel_xy, row.get("kernel", "*"))
                 and fnmatch.fnmatch(page, row.get("page_size", "*"))
                 and fnmatch.fnmatch(fs, row.get("fs", "*"))):
             return row

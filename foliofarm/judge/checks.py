@@ -41,17 +41,17 @@ def bounds_failures(metrics: dict[str, Any], row: dict[str, Any]) -> list[str]:
     return failures
 
 
-def judge(check: str, metrics: dict[str, Any], kernel: str, page: str, fs: str,
+def judge(check: str, metrics: dict[str, Any], kernel_xy: str, page: str, fs: str,
           subtests: Any = (), rows: Any = ()) -> CheckResult:
     """Figures against the expectations' row of the cell: its outcome and why,
     with the figures, and a run's tests or a cross-check's rows beside them."""
-    row = expectation_for(check, kernel, page, fs)
+    row = expectation_for(check, kernel_xy, page, fs)
     if row is None:
-        outcome, reason = Outcome.SKIP, f"no expectation for {page}/{fs}/{kernel} in expectations/{check}.toml"
+        outcome, reason = Outcome.SKIP, f"no expectation for {page}/{fs}/{kernel_xy} in expectations/{check}.toml"
         return result(check, outcome, reason, metrics, subtests, rows)
     failures = bounds_failures(metrics, row)
     xfail = row.get("xfail")
-    if xfail and fnmatch.fnmatch(kernel, xfail.get("kernel", "*")):
+    if xfail and fnmatch.fnmatch(kernel_xy, xfail.get("kernel", "*")):
         if failures:
             outcome, reason = Outcome.XFAIL, f"{xfail['reason']} ({'; '.join(failures)})"
         else:
@@ -65,7 +65,7 @@ def judge(check: str, metrics: dict[str, Any], kernel: str, page: str, fs: str,
 
 # -- metrics from dumps -----------------------------------------------------------
 
-def evaluate(check: Check, dump_text: str, cell: Cell, kernel: str) -> CheckResult:
+def evaluate(check: Check, dump_text: str, cell: Cell, kernel_xy: str) -> CheckResult:
     """Dump text -> metrics -> outcome, on ``cell`` of kernel version
     ``kernel`` ("X.Y"). A dump that cannot be trusted, or one of another page
     size than the cell's, is an error."""
@@ -75,7 +75,7 @@ def evaluate(check: Check, dump_text: str, cell: Cell, kernel: str) -> CheckResu
         if dump.page != cell.page:
             return result(check.name, Outcome.ERROR, f"the dump is of a {dump.page.name} page size, the cell "
                           f"{cell.id} of {page}: measurement not trusted")
-        row = expectation_for(check.name, kernel, page, fs)
+        row = expectation_for(check.name, kernel_xy, page, fs)
         measured = METRICS[check.name](dump, check, row)
         metrics, rows = measured if isinstance(measured, tuple) else (measured, [])
     except (smaps.DumpError, KeyError, StopIteration, ValueError, TypeError, ArithmeticError,
@@ -88,10 +88,10 @@ def evaluate(check: Check, dump_text: str, cell: Cell, kernel: str) -> CheckResu
                        f"{metrics['probe_mismatches']} pages: measurement not trusted", metrics)
     if "mapped_pages" in metrics and metrics["mapped_pages"] == 0:
         return result(check.name, Outcome.ERROR, "nothing mapped: the guest program touched no page", metrics)
-    return judge(check.name, metrics, kernel, page, fs, rows=rows)
+    return judge(check.name, metrics, kernel_xy, page, fs, rows=rows)
 
 
-def evaluate_tests(check: Check, m: Measurement, cell: Cell, kernel: str) -> CheckResult:
+def evaluate_tests(check: Check, m: Measurement, cell: Cell, kernel_xy: str) -> CheckResult:
     """A selftests run (kind "ktap", or a crash with what it printed before)
     on ``cell``: one subtest per test, known failures xfail, the counts
     bounded by the expectations' rows."""
@@ -99,10 +99,10 @@ def evaluate_tests(check: Check, m: Measurement, cell: Cell, kernel: str) -> Che
     if m.tests is None:
         return result(check.name, Outcome.ERROR, "the run's KTAP output was not parsed")
     outcome, reason, metrics, subs = selftests.judge_tests(
-        check.name, m.tests.results, kernel, page, fs, m.tests.complete)
+        check.name, m.tests.results, kernel_xy, page, fs, m.tests.complete)
     if outcome != Outcome.PASS:
         return result(check.name, outcome, reason, metrics, subs)
-    return judge(check.name, metrics, kernel, page, fs, subtests=subs)
+    return judge(check.name, metrics, kernel_xy, page, fs, subtests=subs)
 
 
 def kernel_trouble(m: Measurement) -> str:
@@ -115,7 +115,7 @@ def kernel_trouble(m: Measurement) -> str:
     return "; ".join(parts)
 
 
-def judge_measurement(check: Check, m: Measurement, cell: Cell, kernel: str) -> CheckResult:
+def judge_measurement(check: Check, m: Measurement, cell: Cell, kernel_xy: str) -> CheckResult:
     """The host's judgement of one measurement of ``cell`` (boot/session.py,
     a booter of boot/protocol.py), by the expectations of kernel version
     ``kernel`` ("X.Y"). A check
@@ -124,13 +124,13 @@ def judge_measurement(check: Check, m: Measurement, cell: Cell, kernel: str) -> 
     the kernel fails too. An error of the farm stays an error."""
     kind = m.kind
     if kind == Kind.DUMP:
-        outcome = evaluate(check, m.dump or "", cell, kernel)
+        outcome = evaluate(check, m.dump or "", cell, kernel_xy)
     elif kind == Kind.KTAP:
-        outcome = evaluate_tests(check, m, cell, kernel)
+        outcome = evaluate_tests(check, m, cell, kernel_xy)
     elif kind == Kind.CRASH:
         outcome = result(check.name, Outcome.FAIL, f"kernel hung or crashed: {m.reason}")
         if m.tests is not None:      # the tests that finished before it, and the one it ended in
-            done = evaluate_tests(check, m, cell, kernel)
+            done = evaluate_tests(check, m, cell, kernel_xy)
             outcome.metrics, outcome.subtests = done.metrics, done.subtests
     else:
         outcome = result(check.name, Outcome(kind.value), m.reason)     # skip, error

@@ -36,16 +36,16 @@ def known_failures(check: str) -> tuple[dict[str, Any], ...]:
     return tuple(datafiles.load(path, datafiles.ExpectationsFile).get("known", []))
 
 
-def _matches(row: dict[str, Any], kernel: str, page: str, fs: str, test: str) -> bool:
-    return (fnmatch.fnmatch(kernel, row.get("kernel", "*"))
+def _matches(row: dict[str, Any], kernel_xy: str, page: str, fs: str, test: str) -> bool:
+    return (fnmatch.fnmatch(kernel_xy, row.get("kernel", "*"))
             and fnmatch.fnmatch(page, row.get("page_size", "*"))
             and fnmatch.fnmatch(fs, row.get("fs", "*"))
             and fnmatch.fnmatch(test, row["test"]))
 
 
-def subtest(check: str, t: TestResult, kernel: str, page: str, fs: str) -> Subtest:
+def subtest(check: str, t: TestResult, kernel_xy: str, page: str, fs: str) -> Subtest:
     """One test's outcome from its result ``t`` as the guest printed it."""
-    rows = [r for r in known_failures(check) if _matches(r, kernel, page, fs, t.name)]
+    rows = [r for r in known_failures(check) if _matches(r, kernel_xy, page, fs, t.name)]
     inner = t.inner
     failed = [i.name for i in inner if i.status in (Status.FAIL, Status.CRASH)]
     counts = {s: sum(1 for i in inner if i.status == s)
@@ -99,10 +99,10 @@ def subtest(check: str, t: TestResult, kernel: str, page: str, fs: str) -> Subte
     return Subtest.model_validate(out)
 
 
-def judge_tests(check: str, tests: list[TestResult], kernel: str, page: str, fs: str,
+def judge_tests(check: str, tests: list[TestResult], kernel_xy: str, page: str, fs: str,
                 complete: bool) -> tuple[Outcome, str, dict[str, Any], list[Subtest]]:
     """The check's outcome, reason, metrics (counts per outcome) and subtests."""
-    subs = [subtest(check, TestResult.model_validate(t), kernel, page, fs) for t in tests]
+    subs = [subtest(check, TestResult.model_validate(t), kernel_xy, page, fs) for t in tests]
     metrics: dict[str, Any] = {"tests": len(subs)}
     for o in (Outcome.PASS, Outcome.FAIL, Outcome.XFAIL, Outcome.XPASS, Outcome.SKIP):
         metrics[o] = sum(1 for s in subs if s.outcome == o)

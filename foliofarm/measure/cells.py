@@ -139,9 +139,10 @@ class Kernel:
     base: "Kernel | None" = None         # a series' base of the same page size (booted again to confirm)
 
 
-def wants(checks: list[Check], kind: str) -> bool:
-    """A check of ``kind`` ("selftests", "thpmaps") is among ``checks``: its tree's disk is needed."""
-    return any(c.options.get("kind") == kind for c in checks)
+def wants(checks: list[Check], tree: str) -> bool:
+    """A check that runs the tree's ``tree`` ("selftests", "thpmaps") is among
+    ``checks``: that disk of the tree is needed."""
+    return any(c.tree == tree for c in checks)
 
 
 def wants_selftests(checks: list[Check]) -> bool:
@@ -150,10 +151,9 @@ def wants_selftests(checks: list[Check]) -> bool:
 
 def tree_disk(k: Kernel, chk: Check) -> tuple[bool, str]:
     """Whether the disk of ``k``'s tree that ``chk`` runs from is there, and why not."""
-    kind = chk.options.get("kind")
-    if kind == "selftests" and k.selftests is None:
+    if chk.tree == "selftests" and k.selftests is None:
         return False, f"the mm selftests of this tree are not there: {k.selftests_error or 'not built'}"
-    if kind == "thpmaps" and k.thpmaps is None:
+    if chk.tree == "thpmaps" and k.thpmaps is None:
         return False, f"the thpmaps disk of this tree is not there: {k.thpmaps_error or 'not made'}"
     return True, ""
 
@@ -167,7 +167,7 @@ def boot_hugepages(checks: list[Check], page_bytes: int) -> int:
     longer has free (at run time one was reserved in one 64K cell of three;
     at boot, in 5 of 8 boots, and in 8 of 8 without the bounce buffer)."""
     mb = max((int(c.options.get("hugetlb_mb", 0)) for c in checks
-              if c.options.get("kind") == "selftests"), default=0)
+              if c.tree == "selftests"), default=0)
     if mb <= 0:
         return 0
     pmd = page_bytes * (page_bytes // 8)
@@ -221,7 +221,7 @@ def baseline_path(ctx: Context, k: Kernel) -> Path:
     """Where a boot's measurements are kept, keyed by everything that makes them:
     the kernel artifacts, the initramfs (guest programs), the disk images, the
     checks' definitions and the accelerator. Judging is redone from the dumps."""
-    defs = [(c.name, c.program, c.args, c.timeout, sorted(c.options.items(), key=str))
+    defs = [(c.name, c.program, c.args, c.timeout, sorted(c.options.items(), key=str), c.tree)
             for c in ctx.checks]
     key = sha256_text(k.arts.dir.name, k.initrd.name,
                       repr(sorted((c.fs.name, str(k.disks[c.fs.name])) for c in k.cells)),

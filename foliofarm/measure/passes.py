@@ -162,7 +162,7 @@ class Pass:
         self.page_boot = {split.PAGE: "", split.RACE: ""}
 
     def on_measured(self, cell: Cell, chk: Check, m: Measurement) -> None:
-        if chk.options.get("kind") == "selftests" and m.kind in (Kind.KTAP, Kind.CRASH):
+        if chk.tree == "selftests" and m.kind in (Kind.KTAP, Kind.CRASH):
             m = m.model_copy(update={"tests": parse_tests(self.ctx, m)})
         which = split.part_of(chk)
         if which is None:

@@ -37,7 +37,7 @@ PAGE, CELL, RACE = "page", "cell", "race"
 
 def splits(chk: Check) -> bool:
     """``chk`` runs as a page part and a cell part."""
-    return chk.options.get("kind") == "selftests" and bool(chk.options.get("per_page"))
+    return chk.tree == "selftests" and bool(chk.options.get("per_page"))
 
 
 def part(chk: Check, which: str) -> Check:

@@ -46,7 +46,7 @@ def read_jobs(job_dirs: list[Path], out: Path, command: list[str]) -> Path:
         all_splats: list[str] = []
         for name in meta["foliofarm.checks"].split(","):
             chk = known[name]
-            if chk.options.get("kind") == "selftests" and parser is None:
+            if chk.tree == "selftests" and parser is None:
                 parser = ktap.load_parser(ktap.parser_dir(cache_dir(), lambda: source.resolve(
                     f"debian:{ktap.PARSER_KERNEL}", cache_dir()).tree))
             m = measurement(lines, chk, parser)
