@@ -162,3 +162,27 @@ def test_the_checks_page_names_every_check_of_the_catalogue():
     rows = {name for line in table.splitlines()[2:] if line.startswith("|")
             for name in re.findall(r"`([\w-]+)`", line.split("|")[1])}
     assert rows - {"console"} == set(catalogue.by_name()) - {"console"}, rows ^ set(catalogue.by_name())
+
+
+FOLDERS = ("cli", "run", "measure", "boot", "disks", "kernel", "intake", "judge", "report", "results",
+           "watch", "lava", "selfcheck")
+MODULE_PATH = re.compile(r"\b(?:foliofarm/)?((?:" + "|".join(FOLDERS) + r")/[a-z_]+\.py)\b")
+
+
+def named_module_paths(text: str) -> set[str]:
+    return set(MODULE_PATH.findall(text))
+
+
+def test_every_module_a_docstring_or_page_names_is_there():
+    """After a module moves, a docstring, an error message or a page that
+    still names its old place (measure/vng.py after it moved to boot/) is
+    found here by name."""
+    texts = [*(ROOT / "foliofarm").rglob("*.py"), *(ROOT / "docs").glob("*.md"), ROOT / "README.md"]
+    stale = sorted(f"{p.relative_to(ROOT)}: {m}" for p in texts for m in named_module_paths(p.read_text())
+                   if not (ROOT / "foliofarm" / m).is_file())
+    assert stale == []
+
+
+def test_the_module_path_finder_sees_an_old_place():
+    assert named_module_paths("see foliofarm/measure/vng.py and cli/report.py") == {"measure/vng.py",
+                                                                                     "cli/report.py"}

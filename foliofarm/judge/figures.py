@@ -1,7 +1,8 @@
 """Figures: every number a check reports, flattened to one name each (their
-noise across clean boots of the base is measure.py's), and how a move from base to series
-is judged: `changed` beyond the noise, `regression` when it moves the wrong way
-beyond the tolerance the expectations data declares for it.
+noise across clean boots of the base is noise.py's, over the boots
+measure/passes.py makes), and how a move from base to series is judged:
+`changed` beyond the noise, `regression` when it moves the wrong way beyond
+the tolerance the expectations data declares for it.
 
 Every figure has a kind, and only behaviour is judged:
 - behaviour: what the kernel did (folio sizes, readahead windows, counts of

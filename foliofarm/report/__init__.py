@@ -7,7 +7,7 @@ table, checkpatch's findings, the builds and the command that reproduces the run
 report.html holds the same content plus one plot per check and page size of the
 folio-size distributions, base against series, embedded so it opens offline.
 
-    foliofarm report RESULTS/<run-id>     # render again from results.json (cli/report.py)
+    foliofarm report RESULTS/<run-id>     # render again from results.json (cli/cmd_report.py)
     foliofarm report --out DIR SHARD...    # one report from CI shards (one per cell)
 """
 
