@@ -205,3 +205,22 @@ def test_tree_guests_default_follows_cores_and_memory(monkeypatch, cores, gib, m
     monkeypatch.setattr(options.os, "sysconf", lambda name: {"SC_PHYS_PAGES": gib << 18,
                                                         "SC_PAGE_SIZE": 4096}[name])
     assert options.default_tree_guests(memory_mb) == want
+
+
+def test_boot_with_picks_the_booter_and_runner_is_its_old_name():
+    from foliofarm.cli import parser
+    ap = parser()
+    assert ap.parse_args(["run"]).boot_with == "qemu"
+    assert ap.parse_args(["run", "--boot-with", "vng"]).boot_with == "vng"
+    assert ap.parse_args(["run", "--runner", "vng"]).boot_with == "vng"     # a repro.sh of before
+    with pytest.raises(SystemExit):
+        ap.parse_args(["run", "--boot-with", "lava"])                   # a lab is --lab URL
+    assert "--runner" not in ap._subparsers._group_actions[0].choices["run"].format_help()
+
+
+def test_a_lab_and_vng_are_two_booters_not_one(capsys):
+    """--lab boots the own checks in a lab, --boot-with vng here: both is refused,
+    before the lab is asked anything."""
+    code = main(["run", "--lab", "http://127.0.0.1:9/", "--boot-with", "vng", "--dry-run"])
+    assert code == 2
+    assert "--lab boots the farm's own checks in the lab: give it without --boot-with" in capsys.readouterr().err
