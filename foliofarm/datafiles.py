@@ -79,12 +79,28 @@ class SplatsFile(_Open):
     splat: list[SplatRow] = Field(min_length=1)
 
 
-class CheckRow(_Open):
+class CheckRow(Strict):
+    """A check, one row of tests/vmtests/checks.toml: everything about it."""
     program: str
     args: list[str]
     timeout: float = Field(gt=0)
     description: str = ""
     tree: Optional[Literal["selftests", "thpmaps"]] = None   # the tree's program it runs, if not the farm's
+    metrics: Optional[str] = None      # its figures from its dump: a function of judge/metrics.METRICS
+    figures: list[str] = []            # its key figures, shown base against series
+    summary: list[tuple[str, str]] = []   # the summary table's column: (figure, how it is shown)
+    in_text: bool = False              # report.txt shows its folio table whatever moved
+    mapping: str = "text"              # the dump's mapping its figures are of
+    setup: list[str] = []              # shell lines run before it (the cell's placeholders filled)
+    # the mm selftests' own (tests/vmtests/mm-selftests.sh, measure/split.py)
+    per_page: Optional[bool] = None
+    part: Optional[str] = None
+    at_once: Optional[str] = None
+    at_once_categories: Optional[str] = None
+    categories: Optional[str] = None
+    test_timeout: Optional[int] = None
+    hugetlb_mb: Optional[int] = None
+    left_out: Optional[str] = None
 
 
 class Xfail(Strict):

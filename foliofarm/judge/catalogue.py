@@ -14,7 +14,7 @@ from functools import cache
 from typing import Any
 
 from foliofarm import datafiles
-from foliofarm.errors import UsageError
+from foliofarm.errors import ConfigError, UsageError
 from foliofarm.paths import VMTESTS
 
 
@@ -31,6 +31,7 @@ class Kind(enum.StrEnum):
 
 @dataclass(frozen=True)
 class Check:
+    """A check, as its row in tests/vmtests/checks.toml names it."""
     name: str
     program: str
     args: tuple[str, ...]
@@ -38,17 +39,45 @@ class Check:
     description: str
     options: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
     tree: str | None = None     # the tree's program it runs ("selftests", "thpmaps"), not the farm's own
+    metrics: str | None = None  # its figures from its dump: judge/metrics.METRICS[metrics]
+    figures: tuple[str, ...] = ()                 # its key figures, base against series
+    summary: tuple[tuple[str, str], ...] = ()     # the summary table's column: (figure, "how {}")
+    in_text: bool = False       # report.txt shows its folio table whatever moved
+
+    @property
+    def mapping(self) -> str:
+        """The dump's mapping its figures are of."""
+        return str(self.options.get("mapping", "text"))
+
+
+# What a row says of the check itself; the rest of the row (mapping, setup,
+# the selftests' own) stays in its options, where the guest's command line
+# finds its placeholders.
+OWN_FIELDS = ("program", "args", "timeout", "description", "tree", "metrics", "figures", "summary", "in_text")
 
 
 @cache
 def by_name() -> dict[str, Check]:
-    table = datafiles.load(VMTESTS / "checks.toml", datafiles.CHECKS_FILE)
+    """The catalogue, refused where a row names a metrics function that is
+    not there, or a check of the farm's own names none."""
+    from foliofarm.judge.metrics import METRICS
+    path = VMTESTS / "checks.toml"
+    table = datafiles.load(path, datafiles.CHECKS_FILE)
     out = {}
     for name, row in table.items():
         row = dict(row)
-        out[name] = Check(name=name, program=row.pop("program"), args=tuple(row.pop("args")),
-                          timeout=float(row.pop("timeout")),
-                          description=row.pop("description", ""), tree=row.pop("tree", None), options=row)
+        own = {k: row.pop(k) for k in OWN_FIELDS if k in row}
+        chk = Check(name=name, program=own["program"], args=tuple(own["args"]), timeout=float(own["timeout"]),
+                    description=own.get("description", ""), tree=own.get("tree"), metrics=own.get("metrics"),
+                    figures=tuple(own.get("figures", ())), summary=tuple(map(tuple, own.get("summary", ()))),
+                    in_text=bool(own.get("in_text", False)), options=row)
+        if chk.metrics is not None and chk.metrics not in METRICS:
+            raise ConfigError(f"{path}: [{name}] metrics = {chk.metrics!r} is not a function of "
+                                        f"foliofarm/judge/metrics.py METRICS ({', '.join(sorted(METRICS))})")
+        if chk.metrics is None and chk.tree != "selftests":
+            raise ConfigError(f"{path}: [{name}] has no metrics: name the function of "
+                                        "foliofarm/judge/metrics.py METRICS that reads its dump")
+        out[name] = chk
     return out
 
 

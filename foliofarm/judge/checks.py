@@ -76,7 +76,10 @@ def evaluate(check: Check, dump_text: str, cell: Cell, kernel_xy: str) -> CheckR
             return result(check.name, Outcome.ERROR, f"the dump is of a {dump.page.name} page size, the cell "
                           f"{cell.id} of {page}: measurement not trusted")
         row = expectation_for(check.name, kernel_xy, page, fs)
-        measured = METRICS[check.name](dump, check, row)
+        if check.metrics is None:
+            return result(check.name, Outcome.ERROR, f"{check.name} has no metrics function in its row of "
+                          "tests/vmtests/checks.toml: its dump cannot be read")
+        measured = METRICS[check.metrics](dump, check.mapping, row)
         metrics, rows = measured if isinstance(measured, tuple) else (measured, [])
     except (smaps.DumpError, KeyError, StopIteration, ValueError, TypeError, ArithmeticError,
             IndexError) as exc:

@@ -8,6 +8,7 @@ from typing import Any
 
 from foliofarm.results import schema
 from foliofarm.results.schema import CheckResult, FigurePair, Role, Subtest, VerdictRow
+from foliofarm.judge import catalogue
 from foliofarm.judge import figures as figs
 from foliofarm.judge.selftests import MAX_NAMED, missing_result as _missing
 from foliofarm.results.outcome import Outcome, Verdict
@@ -17,20 +18,18 @@ BAD = {Outcome.FAIL, Outcome.XFAIL}
 # What a verdict means for the exit status: these fail a pre-submit run.
 FAILING_VERDICTS = {Verdict.REGRESSION, Verdict.BUILD_BROKEN}
 
-# Figures compared side by side, per check (metric keys of the results).
-FIGURES: dict[str, tuple[str, ...]] = {
-    "exec-text": ("aligned_pct", "pte_cont_pct", "max_folio_kb", "faults"),
-    "elf-text": ("aligned_pct", "pte_cont_pct", "first_folio_kb", "max_folio_kb"),
-    "elf-text-2m": ("aligned_pct", "pte_cont_pct", "first_folio_kb", "max_folio_kb"),
-    "mmap-miss": ("exec_ra_touches", "control_ra_touches"),
-    "force-thp-ra": ("max_folio_kb", "pte_cont_pct", "pmd_mapped_pct"),
-    "anon-mthp": ("max_folio_kb", "pte_cont_pct"),
-    "file-collapse": ("file_pmd_mapped_kb", "file_pmd_mapped_kb_after_write_open", "collapse_errno"),
-    "sparse-read": ("plain_first_without_ra", "huge_first_without_ra", "huge_max_order"),
-    "console": ("splats",),
-    "mm-selftests": (Verdict.PASS, Verdict.FAIL, Verdict.XFAIL, Verdict.SKIP, "inner_pass", "inner_fail"),
-    "thpmaps": ("disagreements", "explained_differences", "thpmaps_seconds"),
-}
+# the console check's key figure (the console is no row of the catalogue)
+CONSOLE_FIGURES = ("splats",)
+
+
+def key_figures(check: str) -> tuple[str, ...]:
+    """The figures of ``check`` shown base against series: its row's
+    ``figures`` (tests/vmtests/checks.toml); none for a check the catalogue
+    no longer has."""
+    if check == "console":
+        return CONSOLE_FIGURES
+    row = catalogue.by_name().get(check)
+    return row.figures if row else ()
 
 
 def verdict(base: str | None, new: str | None) -> str:
@@ -71,11 +70,11 @@ def _delta(a: Any, b: Any) -> Any:
 
 
 def figures(check: str, base: CheckResult | None, new: CheckResult | None) -> list[FigurePair]:
-    """The check's key figures base against series (FIGURES), with their deltas."""
+    """The check's key figures base against series (key_figures), with their deltas."""
     bm = base.metrics if base else {}
     nm = new.metrics if new else {}
     out = []
-    for key in FIGURES.get(check, ()):
+    for key in key_figures(check):
         if key in bm or key in nm:
             a, b = bm.get(key), nm.get(key)
             out.append(FigurePair(metric=key, base=a, series=b, delta=_delta(a, b)))

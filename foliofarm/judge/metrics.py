@@ -5,17 +5,14 @@ also gives its rows."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable
 
 from foliofarm.judge import smaps, thpmaps
 
-if TYPE_CHECKING:
-    from foliofarm.judge.catalogue import Check
 
-
-def mapping_metrics(dump: smaps.Dump, check: Check, row: dict[str, Any] | None) -> dict[str, Any]:
+def mapping_metrics(dump: smaps.Dump, mapping: str, row: dict[str, Any] | None) -> dict[str, Any]:
     """Folio-size distribution, natural alignment and PTE_CONT of the check's mapping."""
-    label = check.options.get("mapping", "text")
+    label = mapping
     if label not in dump.mappings:
         raise smaps.DumpError(f"dump has no mapping {label!r}")
     f = smaps.analyse(dump.mappings[label], dump.kpf, dump.page)
@@ -44,8 +41,8 @@ def trace_orders(dump: smaps.Dump, label: str | None = None) -> dict[str, int]:
     return dict(sorted(orders.items(), key=lambda kv: int(kv[0])))
 
 
-def force_thp_metrics(dump: smaps.Dump, check: Check, row: dict[str, Any] | None) -> dict[str, Any]:
-    out = mapping_metrics(dump, check, row)
+def force_thp_metrics(dump: smaps.Dump, mapping: str, row: dict[str, Any] | None) -> dict[str, Any]:
+    out = mapping_metrics(dump, mapping, row)
     brought = [n for _, n in dump.series.get("brought", [])]
     if not brought:
         raise smaps.DumpError("dump has no per-touch 'brought' records")
@@ -56,33 +53,33 @@ def force_thp_metrics(dump: smaps.Dump, check: Check, row: dict[str, Any] | None
     return out
 
 
-def anon_mthp_metrics(dump: smaps.Dump, check: Check, row: dict[str, Any] | None) -> dict[str, Any]:
-    out = mapping_metrics(dump, check, row)
+def anon_mthp_metrics(dump: smaps.Dump, mapping: str, row: dict[str, Any] | None) -> dict[str, Any]:
+    out = mapping_metrics(dump, mapping, row)
     out["mthp_kb"] = int(dump.figures["mthp_kb"])
     out["anon_fault_alloc"] = int(dump.figures["anon_fault_alloc"])
     out["anon_fault_fallback"] = int(dump.figures["anon_fault_fallback"])
     return out
 
 
-def exec_text_metrics(dump: smaps.Dump, check: Check, row: dict[str, Any] | None) -> dict[str, Any]:
-    out = mapping_metrics(dump, check, row)
+def exec_text_metrics(dump: smaps.Dump, mapping: str, row: dict[str, Any] | None) -> dict[str, Any]:
+    out = mapping_metrics(dump, mapping, row)
     out.update(touches=int(dump.figures.get("touches", 0)), faults=int(dump.figures.get("faults", 0)),
                read_ahead_kb=int(dump.figures.get("read_ahead_kb", 0)),
                trace_add_orders=trace_orders(dump))
     return out
 
 
-def thpmaps_metrics(dump: smaps.Dump, check: Check, row: dict[str, Any] | None
+def thpmaps_metrics(dump: smaps.Dump, mapping: str, row: dict[str, Any] | None
                     ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The cross-check's figures, and its rows (a field of their own, not figures)."""
     return thpmaps.metrics(dump)
 
 
-def elf_text_metrics(dump: smaps.Dump, check: Check, row: dict[str, Any] | None) -> dict[str, Any]:
+def elf_text_metrics(dump: smaps.Dump, mapping: str, row: dict[str, Any] | None) -> dict[str, Any]:
     """exec-text's figures for a real executable's text, plus its p_align and the
     size of the folio under the first text page (the loader read() that one)."""
-    out = mapping_metrics(dump, check, row)
-    m = dump.mappings[check.options.get("mapping", "text")]
+    out = mapping_metrics(dump, mapping, row)
+    m = dump.mappings[mapping]
     first = min(m.pages, key=lambda p: p.index, default=None)
     folio = smaps.folio_of(first.pfn, dump.kpf) if first else None
     out.update(touches=int(dump.figures["touches"]), faults=int(dump.figures["faults"]),
@@ -92,7 +89,7 @@ def elf_text_metrics(dump: smaps.Dump, check: Check, row: dict[str, Any] | None)
     return out
 
 
-def file_collapse_metrics(dump: smaps.Dump, check: Check, row: dict[str, Any] | None) -> dict[str, Any]:
+def file_collapse_metrics(dump: smaps.Dump, mapping: str, row: dict[str, Any] | None) -> dict[str, Any]:
     """MADV_COLLAPSE's result, FilePmdMapped and the probe's PMD mappings, before
     and after the file is opened for write."""
     f = dump.figures
@@ -114,7 +111,7 @@ def file_collapse_metrics(dump: smaps.Dump, check: Check, row: dict[str, Any] | 
     return out
 
 
-def mmap_miss_metrics(dump: smaps.Dump, check: Check, row: dict[str, Any] | None) -> dict[str, Any]:
+def mmap_miss_metrics(dump: smaps.Dump, mapping: str, row: dict[str, Any] | None) -> dict[str, Any]:
     """Touches that got readahead, per mapping, and the mmap_miss the tracepoints saw."""
     out: dict[str, Any] = {"touches": int(dump.figures["touches"]),
                            "read_ahead_kb": int(dump.figures.get("read_ahead_kb", 0))}
@@ -141,7 +138,7 @@ def mmap_miss_metrics(dump: smaps.Dump, check: Check, row: dict[str, Any] | None
 SPARSE_PASSES = ("plain", "plain_nofa", "huge", "huge_nofa")
 
 
-def sparse_read_metrics(dump: smaps.Dump, check: Check, row: dict[str, Any] | None) -> dict[str, Any]:
+def sparse_read_metrics(dump: smaps.Dump, mapping: str, row: dict[str, Any] | None) -> dict[str, Any]:
     """Per pass: regions whose read brought in more than the faulting page (got
     readahead), the first that did not (the mmap_miss boundary), the memory each
     read brought in, and the folio orders added."""
@@ -170,7 +167,7 @@ RA_WINDOW_KINDS = ("exec", "data")
 RA_WINDOW_HINTS = ("none", "random", "sequential", "hugepage", "nohugepage")
 
 
-def ra_window_metrics(dump: smaps.Dump, check: Check, row: dict[str, Any] | None) -> dict[str, Any]:
+def ra_window_metrics(dump: smaps.Dump, mapping: str, row: dict[str, Any] | None) -> dict[str, Any]:
     """Per mapping kind and hint: per fault, the pages it read and where the new
     run starts and ends relative to the fault; pages read outside the mapping;
     pages that arrived by asynchronous readahead; PTEs one warm read fault
@@ -226,9 +223,13 @@ def ra_window_metrics(dump: smaps.Dump, check: Check, row: dict[str, Any] | None
     return out
 
 
-# A check's figures from its dump; a cross-check also gives its rows.
+# A check's figures from its dump (of the mapping its row names); a
+# cross-check also gives its rows. A check's row in tests/vmtests/checks.toml
+# names its function here (metrics = "..."); the catalogue refuses a name
+# that is not one of these when it loads.
 Measured = Any   # dict[str, Any] | tuple[dict[str, Any], list[dict[str, Any]]]
-METRICS: dict[str, Callable[[smaps.Dump, Check, dict[str, Any] | None], Measured]] = {
+Metric = Callable[[smaps.Dump, str, dict[str, Any] | None], Measured]
+METRICS: dict[str, Metric] = {
     "exec-text": exec_text_metrics,
     "mmap-miss": mmap_miss_metrics,
     "force-thp-ra": force_thp_metrics,
@@ -236,7 +237,6 @@ METRICS: dict[str, Callable[[smaps.Dump, Check, dict[str, Any] | None], Measured
     "sparse-read": sparse_read_metrics,
     "elf-text": elf_text_metrics,
     "file-collapse": file_collapse_metrics,
-    "elf-text-2m": elf_text_metrics,
     "ra-window": ra_window_metrics,
     "thpmaps": thpmaps_metrics,
 }

@@ -8,31 +8,16 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from foliofarm.judge import catalogue
 from foliofarm.results.schema import Results, VerdictRow
 from foliofarm.results.outcome import Outcome, Verdict
 
 # Figures shown in the cells table, per check.
-SUMMARY = {
-    "exec-text": (("aligned_pct", "aligned {}%"), ("pte_cont_pct", "cont {}%"),
-                  ("folio_kb_hist", "{}")),
-    "mmap-miss": (("exec_ra_touches", "exec {}"), ("control_ra_touches", "ctrl {}")),
-    "force-thp-ra": (("folio_kb_hist", "{}"), ("pte_cont_pct", "cont {}%"),
-                     ("pmd_mapped_pct", "pmd {}%")),
-    "anon-mthp": (("folio_kb_hist", "{}"), ("pte_cont_pct", "cont {}%")),
-    "elf-text": (("aligned_pct", "aligned {}%"), ("pte_cont_pct", "cont {}%"),
-                 ("first_folio_kb", "first {}K")),
-    "elf-text-2m": (("aligned_pct", "aligned {}%"), ("pte_cont_pct", "cont {}%"),
-                    ("first_folio_kb", "first {}K")),
-    "file-collapse": (("file_pmd_mapped_kb", "pmd {}K"),
-                      ("file_pmd_mapped_kb_after_write_open", "after write-open {}K"),
-                      ("collapse_errno", "errno {}")),
-    "ra-window": (("exec_none_drawn_read_pages_max", "exec {}p"), ("data_none_drawn_read_pages_max", "data {}p"),
-                  ("data_none_mapped_per_fault", "mapped {}"), ("exec_outside_vma", "outside {}")),
-    "sparse-read": (("plain_first_without_ra", "stop@{}"), ("huge_first_without_ra", "huge stop@{}"),
-                    ("huge_max_order", "huge order {}")),
-    "mm-selftests": ((Outcome.PASS, "pass {}"), (Outcome.FAIL, "fail {}"), (Outcome.SKIP, "skip {}"),
-                     (Outcome.XFAIL, "xfail {}")),
-}
+def summary_of(check: str) -> tuple[tuple[str, str], ...]:
+    """The summary table's column of ``check``: (figure, "how {}") from its
+    row in tests/vmtests/checks.toml."""
+    row = catalogue.by_name().get(check)
+    return row.summary if row else ()
 
 
 OUTCOME_COLOUR = {"pass": "green", "fail": "red", "error": "red", "xfail": "yellow",
@@ -73,7 +58,7 @@ def print_table(doc: Results, names: list[str], console: Console | None = None) 
             if c is None:
                 row.append("-")
                 continue
-            figs = " ".join(fmt.format(short(c.metrics[k])) for k, fmt in SUMMARY.get(n, ())
+            figs = " ".join(fmt.format(short(c.metrics[k])) for k, fmt in summary_of(n)
                             if k in c.metrics)
             row.append(f"[{OUTCOME_COLOUR.get(c.outcome, 'white')}]{c.outcome}[/] {figs}".strip())
         table.add_row(*row)

@@ -10,6 +10,7 @@ import shlex
 import textwrap
 from typing import Any
 
+from foliofarm.judge import catalogue
 from foliofarm.report.tables import by_cell, check_names, columns, flaky_table, page_rank
 from foliofarm.results.schema import CheckResult, Results, Role, VerdictRow
 from foliofarm.results.outcome import Outcome, Verdict
@@ -19,11 +20,15 @@ LABEL = 20          # the category column's text
 CELL = 5            # each figure column's text ("100%")
 # Column heads of a series run's sides (five characters fit a column).
 SIDE = {Role.BASE: "base", Role.SERIES: "after"}
-# Checks whose folio-size table is always shown; others only when they changed.
-ALWAYS = ("exec-text",)
-
 # verdicts whose why is the series side's reason
 SERIES_SAYS = (Verdict.REGRESSION, Verdict.BUILD_BROKEN, Verdict.ERROR, Verdict.FLAKY)
+
+
+def in_text(check: str) -> bool:
+    """Whether report.txt shows ``check``'s folio table whatever moved (its
+    row's in_text); the others' only when they changed."""
+    row = catalogue.by_name().get(check)
+    return bool(row and row.in_text)
 
 
 def _wrap(text: str, indent: str = "", first: str | None = None) -> list[str]:
@@ -121,7 +126,7 @@ def render(doc: Results) -> str:
     lines += died_lines + _notable(doc, notable)
     changed_checks = {r.check for r in notable}
     for name in check_names(doc):
-        if name in ALWAYS or name in changed_checks:
+        if in_text(name) or name in changed_checks:
             lines += folio_tables(doc, name)
     lines += _console_reports(doc) + _checkpatch(doc) + _flaky(doc)
     jobs = [f"  {b.page_size}-{b.fs}-{b.kernel}: {b.lab_job} ({b.device})" for b in doc.boots if b.lab_job]
