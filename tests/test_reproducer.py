@@ -1,0 +1,99 @@
+"""A reproducer (disks/reproducer.py, judge/printed.py): read and refused with what
+to fix, its C compiled for arm64 in the sandbox (a hostile one cannot read the
+host's files), put on a disk of its own keyed by its content, and what it
+prints read as figures."""
+
+from pathlib import Path
+
+import pytest
+
+from foliofarm.disks import reproducer as repro  # noqa: the reproducer's module, short
+from foliofarm.errors import UsageError
+from foliofarm.judge.printed import figures
+
+RESIDENT = """#include <stdio.h>
+#include <sys/mman.h>
+int main(int argc, char **argv)
+{
+\tprintf("resident_pages: %d\\n", argc);
+\treturn 0;
+}
+"""
+EM_AARCH64 = 183
+PT_INTERP = 3
+
+
+def program_headers(elf: bytes) -> list[int]:
+    """The types of a 64-bit little-endian ELF's program headers."""
+    phoff = int.from_bytes(elf[32:40], "little")
+    size, count = int.from_bytes(elf[54:56], "little"), int.from_bytes(elf[56:58], "little")
+    return [int.from_bytes(elf[phoff + i * size:phoff + i * size + 4], "little") for i in range(count)]
+
+
+def write(tmp_path: Path, name: str, text: str | bytes) -> Path:
+    p = tmp_path / name
+    p.write_bytes(text if isinstance(text, bytes) else text.encode())
+    return p
+
+
+def test_a_reproducer_is_c_or_shell_and_anything_else_says_what_to_give(tmp_path):
+    assert repro.load(write(tmp_path, "r.c", RESIDENT)).kind == "c"
+    assert repro.load(write(tmp_path, "r.sh", "cat /proc/meminfo\n")).kind == "sh"
+    assert repro.load(write(tmp_path, "r", "#!/bin/sh\necho hi\n")).kind == "sh"
+    with pytest.raises(UsageError, match="name a C source FILE.c or a shell script"):
+        repro.load(write(tmp_path, "r.txt", "echo hi\n"))
+    with pytest.raises(UsageError, match="not text"):
+        repro.load(write(tmp_path, "b.c", b"\x7fELF\xff\xfe"))
+    with pytest.raises(UsageError, match="over the 256 KB"):
+        repro.load(write(tmp_path, "big.c", "/* x */\n" * 40000))
+    with pytest.raises(UsageError, match="No such file"):
+        repro.load(tmp_path / "missing.c")
+
+
+def test_c_is_compiled_static_for_arm64(tmp_path):
+    out = repro.compiled(repro.load(write(tmp_path, "resident.c", RESIDENT)), tmp_path / "repro")
+    head = out.read_bytes()[:20]
+    assert head[:4] == b"\x7fELF" and int.from_bytes(head[18:20], "little") == EM_AARCH64
+    assert PT_INTERP not in program_headers(out.read_bytes())     # static: the guest has no libc of its own
+
+
+def test_c_that_does_not_compile_is_the_users_to_fix_with_the_compilers_lines(tmp_path):
+    bad = write(tmp_path, "typo.c", "int main(void) { return undefined_thing; }\n")
+    with pytest.raises(UsageError) as exc:
+        repro.compiled(repro.load(bad), tmp_path / "repro")
+    said = str(exc.value)
+    assert "does not compile for arm64" in said and "typo.c:1" in said and "undefined_thing" in said
+    assert "/tmp" not in said.split("\n", 1)[1]         # named as the user named it
+
+
+def test_a_hostile_reproducer_cannot_read_the_hosts_files_while_it_compiles(tmp_path, monkeypatch):
+    """#include of a host file (the host's /etc/shadow, a secret beside the
+    reproducer's own folder): the compiler runs in the sandbox, which holds
+    neither: refused, nothing of them shown."""
+    secret = write(tmp_path, "secret.txt", "int leaked_token_4711 = 1;\n")
+    for path in ("/etc/shadow", str(secret)):
+        hostile = write(tmp_path, "hostile.c", f'#include "{path}"\nint main(void) {{ return 0; }}\n')
+        with pytest.raises(UsageError, match="does not compile") as exc:
+            repro.compiled(repro.load(hostile), tmp_path / "repro")
+        assert "No such file or directory" in str(exc.value)
+        assert "leaked_token_4711" not in str(exc.value)
+    # without the sandbox the same reproducer reads the secret: the refusal was the sandbox's
+    monkeypatch.setenv("FOLIOFARM_SANDBOX", "off")
+    assert repro.compiled(repro.load(hostile), tmp_path / "repro").is_file()
+
+
+def test_the_reproducers_disk_is_made_once_per_content(tmp_path):
+    cache = tmp_path / "cache"
+    a = repro.disk(cache, repro.load(write(tmp_path, "a.sh", "#!/bin/sh\necho one\n")))
+    again = repro.disk(cache, repro.load(write(tmp_path, "a2.sh", "#!/bin/sh\necho one\n")))
+    other = repro.disk(cache, repro.load(write(tmp_path, "b.sh", "#!/bin/sh\necho two\n")))
+    assert a == again != other
+    assert a.read_bytes()[1024:1028] == b"\xe2\xe1\xf5\xe0"         # EROFS's magic
+    c = repro.disk(cache, repro.load(write(tmp_path, "resident.c", RESIDENT)))
+    assert c.stat().st_size > 100_000                               # a static program on it
+
+
+def test_key_number_lines_are_figures_and_the_rest_is_output():
+    out = "starting\nresident_pages: 4096\nratio: 0.25\nnote: not a number\n  resident_pages: 8\nok 1 x\n"
+    assert figures(out) == {"resident_pages": 8, "ratio": 0.25}
+    assert len(figures("".join(f"f{i}: {i}\n" for i in range(500)))) == 64
