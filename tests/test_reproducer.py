@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from foliofarm.disks import reproducer as repro  # noqa: the reproducer's module, short
+from foliofarm.disks import reproducer as repro
 from foliofarm.errors import UsageError
 from foliofarm.judge.printed import figures
 
