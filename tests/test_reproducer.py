@@ -97,3 +97,43 @@ def test_key_number_lines_are_figures_and_the_rest_is_output():
     out = "starting\nresident_pages: 4096\nratio: 0.25\nnote: not a number\n  resident_pages: 8\nok 1 x\n"
     assert figures(out) == {"resident_pages": 8, "ratio": 0.25}
     assert len(figures("".join(f"f{i}: {i}\n" for i in range(500)))) == 64
+
+
+DRIVER = Path(__file__).resolve().parent / "vmtests" / "repro-run.sh"
+
+
+def driven(tmp_path: Path, kind: str, program: str, *args: str) -> str:
+    """The guest's driver, run by this host's sh on a reproducer as the disk
+    lays it out (the page cache left as it is)."""
+    import os
+    import subprocess
+    disk = tmp_path / "ffrepro"
+    disk.mkdir(exist_ok=True)
+    (disk / "repro").write_text(program)
+    (disk / "repro").chmod(0o755)
+    (disk / "kind").write_text(kind + "\n")
+    dump = tmp_path / "repro.dump"
+    subprocess.run(["sh", str(DRIVER), str(dump), "xfs", "/mnt/xfs", "vdb", str(disk / "repro"), *args],
+                   check=True, env={**os.environ, "FFREPRO_WARM": "1"})
+    return dump.read_text()
+
+
+def test_the_drivers_dump_carries_the_status_the_output_and_the_printed_figures(tmp_path):
+    from foliofarm.judge import smaps
+    from foliofarm.judge.metrics import METRICS
+    script = 'echo "start $FF_FS $FF_MNT $FF_DEV $1"\necho "resident_pages: 12"\necho oops >&2\nexit 3\n'
+    dump = smaps.parse_dump(driven(tmp_path, "sh", script, "arg1"))
+    assert dump.meta["check"] == "repro" and dump.meta["fs"] == "xfs" and dump.page.bytes > 0
+    assert dump.tool_output["repro"] == ["start xfs /mnt/xfs vdb arg1", "resident_pages: 12", "oops"]
+    got = METRICS["printed"](dump, "text", None)
+    assert got["exit_status"] == 3 and got["resident_pages"] == 12 and got["repro_seconds"] >= 0
+    assert "output_cut" not in got
+
+
+def test_a_reproducer_that_floods_is_cut_and_says_so(tmp_path):
+    from foliofarm.judge import smaps
+    from foliofarm.judge.metrics import METRICS
+    dump = smaps.parse_dump(driven(tmp_path, "sh", "yes 'exit_status: 0' | head -n 100000\nexit 1\n"))
+    got = METRICS["printed"](dump, "text", None)
+    assert got["output_cut"] == 1 and got["exit_status"] == 1     # its own "exit_status:" hides nothing
+    assert len("\n".join(dump.tool_output["repro"])) <= 65536

@@ -20,12 +20,14 @@ from foliofarm import hosttools, sandbox
 from foliofarm.disks import images
 from foliofarm.kernel.build import CROSS_COMPILE
 from foliofarm.errors import UsageError
+from foliofarm.paths import VMTESTS
 from foliofarm.sandbox import Limits
 from foliofarm.util import sha256_text, tmp_dir
 
 SIZE_CAP = 256 * 1024           # a reproducer is a page or two of C, not a program
 SERIAL = "ffrepro"              # its disk's serial: mounted at /mnt/ffrepro
 PROGRAM = "repro"               # what the disk holds, run as /mnt/ffrepro/repro
+DRIVER = VMTESTS / "repro-run.sh"   # and what runs it: /mnt/ffrepro/run, writing a farm dump
 # static, for the guest has no libc of its own; warnings shown, not fatal: a
 # reviewer's reproducer is not the farm's code
 CFLAGS = ["-static", "-O2", "-g0", "-Wall", "-pthread"]
@@ -41,7 +43,7 @@ class Reproducer:
 
     @property
     def digest(self) -> str:
-        return sha256_text(self.kind, self.text, " ".join(CFLAGS))[:16]
+        return sha256_text(self.kind, self.text, " ".join(CFLAGS), DRIVER.read_text())[:16]
 
 
 def load(path: Path) -> Reproducer:
@@ -106,6 +108,9 @@ def disk(cache: Path, repro: Reproducer) -> Path:
             (root / PROGRAM).write_text(repro.text)
             (root / PROGRAM).chmod(0o755)
         (root / "name").write_text(repro.name + "\n")
+        (root / "kind").write_text(repro.kind + "\n")
+        shutil.copyfile(DRIVER, root / "run")
+        (root / "run").chmod(0o755)
         part = final.with_name(f".{final.name}.part-{os.getpid()}")
         images.make_erofs(part, root)
         os.replace(part, final)         # whole, or not there

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from foliofarm.judge import smaps, thpmaps
+from foliofarm.judge import printed, smaps, thpmaps
 
 
 def mapping_metrics(dump: smaps.Dump, mapping: str, row: dict[str, Any] | None) -> dict[str, Any]:
@@ -223,6 +223,19 @@ def ra_window_metrics(dump: smaps.Dump, mapping: str, row: dict[str, Any] | None
     return out
 
 
+def printed_metrics(dump: smaps.Dump, mapping: str, row: dict[str, Any] | None) -> dict[str, Any]:
+    """A reproducer's run (tests/vmtests/repro-run.sh): its exit status and
+    seconds, whether its output was cut, and the figures it printed as
+    ``key: number`` lines (judge/printed.py)."""
+    out: dict[str, Any] = {"exit_status": int(dump.figures["exit_status"]),
+                           "repro_seconds": float(dump.figures["repro_seconds"])}
+    if "output_cut" in dump.figures:
+        out["output_cut"] = int(dump.figures["output_cut"])
+    for key, value in printed.figures("\n".join(dump.tool_output.get("repro", []))).items():
+        out.setdefault(key, value)        # its own words never hide the farm's
+    return out
+
+
 # A check's figures from its dump (of the mapping its row names); a
 # cross-check also gives its rows. A check's row in tests/vmtests/checks.toml
 # names its function here (metrics = "..."); the catalogue refuses a name
@@ -239,4 +252,5 @@ METRICS: dict[str, Metric] = {
     "file-collapse": file_collapse_metrics,
     "ra-window": ra_window_metrics,
     "thpmaps": thpmaps_metrics,
+    "printed": printed_metrics,
 }

@@ -1,0 +1,34 @@
+#!/bin/sh
+# A reproducer's driver (/mnt/ffrepro/run, beside it on its disk): runs it
+# once, from a cold page cache, with the cell's filesystem mounted at MNT and
+# its block device DEV, and writes what it did as a farm dump at DUMP: its
+# exit status and seconds (figure lines), and each line it printed, stdout and
+# stderr as it interleaved them, prefixed "X repro " (the first OUTPUT_CAP
+# bytes; the host reads "key: number" lines among them as figures).
+#
+# usage: run DUMP FS MNT DEV PROGRAM [ARGS...]   (PROGRAM's folder holds
+# "kind": sh or c; FFREPRO_WARM set: the page cache is left as it is)
+OUTPUT_CAP=65536
+dump=$1 fs=$2 mnt=$3 dev=$4 prog=$5
+shift 5
+# busybox has no getconf: the page size is the first KernelPageSize in smaps
+psize=$(sed -n "s/^KernelPageSize: *\([0-9]*\) kB/\1/p" /proc/self/smaps | head -n 1)
+[ -n "$FFREPRO_WARM" ] || { sync; echo 3 > /proc/sys/vm/drop_caches; }
+start=$(cut -d' ' -f1 /proc/uptime)
+# a shell reproducer is run by the guest's shell, a C one as the program it is
+if [ "$(cat "$(dirname "$prog")/kind" 2>/dev/null)" = sh ]; then
+	FF_MNT=$mnt FF_DEV=$dev FF_FS=$fs sh "$prog" "$@" > /tmp/ffrepro.out 2>&1
+else
+	FF_MNT=$mnt FF_DEV=$dev FF_FS=$fs "$prog" "$@" > /tmp/ffrepro.out 2>&1
+fi
+rc=$?
+end=$(cut -d' ' -f1 /proc/uptime)
+{
+	echo "meta check=repro fs=$fs page_size=$((psize * 1024)) dev=$dev"
+	echo "figure exit_status=$rc repro_seconds=$(awk "BEGIN { print $end - $start }")"
+	# (before the output, whose last line, cut, may end without a newline)
+	[ "$(wc -c < /tmp/ffrepro.out)" -gt "$OUTPUT_CAP" ] && echo "figure output_cut=1"
+	head -c "$OUTPUT_CAP" /tmp/ffrepro.out | sed 's/^/X repro /'
+} > "$dump"
+rm -f /tmp/ffrepro.out
+exit 0
