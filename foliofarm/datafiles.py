@@ -90,6 +90,7 @@ class CheckRow(Strict):
     figures: list[str] = []            # its key figures, shown base against series
     summary: list[tuple[str, str]] = []   # the summary table's column: (figure, how it is shown)
     in_text: bool = False              # report.txt shows its folio table whatever moved
+    on_request: bool = False           # run only when asked for by name (--checks, --repro)
     mapping: str = "text"              # the dump's mapping its figures are of
     setup: list[str] = []              # shell lines run before it (the cell's placeholders filled)
     # the mm selftests' own (tests/vmtests/mm-selftests.sh, measure/split.py)

@@ -18,13 +18,21 @@ from foliofarm.matrix import cell_of
 from foliofarm.paths import VMTESTS
 
 DUMPS = Path(__file__).resolve().parent / "data" / "dumps"
-READ_FROM_DUMPS = [c for c in catalogue.by_name().values() if c.tree != "selftests"]
+# (a reproducer's row reads what a reproducer printed: tests/test_reproducer.py)
+READ_FROM_DUMPS = [c for c in catalogue.by_name().values() if c.tree != "selftests" and not c.on_request]
 
 
 def test_every_check_reads_its_dump_with_a_function_that_is_there():
     for chk in READ_FROM_DUMPS:
         assert chk.metrics in METRICS, chk.name
     assert [c.name for c in catalogue.by_name().values() if c.metrics is None] == ["mm-selftests"]
+    assert catalogue.by_name()["repro"].metrics in METRICS
+
+
+def test_a_check_on_request_runs_only_when_named():
+    assert "repro" not in [c.name for c in catalogue.select(None)]
+    assert "repro" not in catalogue.own().split(",")
+    assert [c.name for c in catalogue.select("exec-text,repro")] == ["exec-text", "repro"]
 
 
 @pytest.mark.parametrize("chk", READ_FROM_DUMPS, ids=lambda c: c.name)

@@ -9,6 +9,7 @@ import pytest
 
 from foliofarm.disks import reproducer as repro
 from foliofarm.errors import UsageError
+from foliofarm.matrix import cell_of
 from foliofarm.judge.printed import figures
 
 RESIDENT = """#include <stdio.h>
@@ -137,3 +138,14 @@ def test_a_reproducer_that_floods_is_cut_and_says_so(tmp_path):
     got = METRICS["printed"](dump, "text", None)
     assert got["output_cut"] == 1 and got["exit_status"] == 1     # its own "exit_status:" hides nothing
     assert len("\n".join(dump.tool_output["repro"])) <= 65536
+
+
+def test_a_reproducer_passes_where_it_exits_0_and_fails_naming_its_status(tmp_path):
+    from foliofarm.judge import catalogue, checks
+    row = catalogue.by_name()["repro"]
+    ok = driven(tmp_path, "sh", 'echo "resident_pages: 12"\n')
+    out = checks.evaluate(row, ok, cell_of("4k", "xfs", "7.3"), "7.3")
+    assert (out.outcome, out.metrics["resident_pages"]) == ("pass", 12)
+    bad = driven(tmp_path, "sh", 'echo "resident_pages: 0"\nexit 3\n')
+    out = checks.evaluate(row, bad, cell_of("4k", "xfs", "7.3"), "7.3")
+    assert out.outcome == "fail" and out.reason == "exit_status 3 (wanted <= 0)"

@@ -43,6 +43,7 @@ class Check:
     figures: tuple[str, ...] = ()                 # its key figures, base against series
     summary: tuple[tuple[str, str], ...] = ()     # the summary table's column: (figure, "how {}")
     in_text: bool = False       # report.txt shows its folio table whatever moved
+    on_request: bool = False    # run only when asked for by name, never by default
 
     @property
     def mapping(self) -> str:
@@ -53,7 +54,8 @@ class Check:
 # What a row says of the check itself; the rest of the row (mapping, setup,
 # the selftests' own) stays in its options, where the guest's command line
 # finds its placeholders.
-OWN_FIELDS = ("program", "args", "timeout", "description", "tree", "metrics", "figures", "summary", "in_text")
+OWN_FIELDS = ("program", "args", "timeout", "description", "tree", "metrics", "figures", "summary", "in_text",
+              "on_request")
 
 
 @cache
@@ -70,7 +72,8 @@ def by_name() -> dict[str, Check]:
         chk = Check(name=name, program=own["program"], args=tuple(own["args"]), timeout=float(own["timeout"]),
                     description=own.get("description", ""), tree=own.get("tree"), metrics=own.get("metrics"),
                     figures=tuple(own.get("figures", ())), summary=tuple(map(tuple, own.get("summary", ()))),
-                    in_text=bool(own.get("in_text", False)), options=row)
+                    in_text=bool(own.get("in_text", False)), on_request=bool(own.get("on_request", False)),
+                    options=row)
         if chk.metrics is not None and chk.metrics not in METRICS:
             raise ConfigError(f"{path}: [{name}] metrics = {chk.metrics!r} is not a function of "
                                         f"foliofarm/judge/metrics.py METRICS ({', '.join(sorted(METRICS))})")
@@ -84,7 +87,7 @@ def by_name() -> dict[str, Check]:
 def select(requested: str | None) -> list[Check]:
     cat = by_name()
     if not requested:
-        return list(cat.values())
+        return [c for c in cat.values() if not c.on_request]
     names = [n.strip() for n in requested.split(",") if n.strip()]
     bad = [n for n in names if n not in cat]
     if bad:
@@ -101,7 +104,7 @@ def is_own(c: Check) -> bool:
 def own() -> str:
     """The farm's own checks, as --checks takes them: what the speed targets
     and the mutants measure."""
-    return ",".join(n for n, c in by_name().items() if is_own(c))
+    return ",".join(n for n, c in by_name().items() if is_own(c) and not c.on_request)
 
 
 def with_categories(selected: list[Check], categories: str | None) -> list[Check]:
