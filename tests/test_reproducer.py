@@ -149,3 +149,35 @@ def test_a_reproducer_passes_where_it_exits_0_and_fails_naming_its_status(tmp_pa
     bad = driven(tmp_path, "sh", 'echo "resident_pages: 0"\nexit 3\n')
     out = checks.evaluate(row, bad, cell_of("4k", "xfs", "7.3"), "7.3")
     assert out.outcome == "fail" and out.reason == "exit_status 3 (wanted <= 0)"
+
+
+def test_run_refuses_a_reproducer_that_does_not_compile_before_anything_builds(tmp_path, monkeypatch, capsys):
+    from foliofarm.cli import main
+    monkeypatch.setenv("FOLIOFARM_CACHE", str(tmp_path / "cache"))
+    bad = write(tmp_path, "typo.c", "int main(void) { return nope; }\n")
+    assert main(["run", "--repro", str(bad), "--cells", "4k-xfs", "--dry-run"]) == 2
+    err = capsys.readouterr().err
+    assert "does not compile for arm64" in err and "typo.c:1" in err and "nope" in err
+    assert main(["run", "--repro-args", "-n 3", "--dry-run"]) == 2
+    assert "--repro-args are a reproducer's: give --repro FILE" in capsys.readouterr().err
+
+
+def test_a_reproducers_run_checks_it_alone_and_its_repro_sh_runs_it_again(tmp_path, monkeypatch):
+    import argparse
+    from foliofarm.cli.cmd_run import run_checks
+    from foliofarm.report import repro as repro_sh
+    from foliofarm.run.plan import RunOptions
+    monkeypatch.setenv("FOLIOFARM_CACHE", str(tmp_path / "cache"))
+    script = write(tmp_path, "state.sh", "cat /sys/kernel/mm/transparent_hugepage/enabled\n")
+    args = argparse.Namespace(repro=script, repro_args="-n {3}", checks=None, mm_selftests=None)
+    checks = run_checks(args)
+    assert [c.name for c in checks] == ["repro"]
+    assert checks[0].args[-2:] == ("-n", "{{3}}")               # the cell's placeholders never reach it
+    assert checks[0].options["reproducer"] == repro.load(script).digest
+    args.checks = "exec-text"
+    assert [c.name for c in run_checks(args)] == ["exec-text", "repro"]
+    opts = RunOptions(kernel="debian:7.3", page_sizes=[], filesystems=[], checks=checks, results=tmp_path,
+                      repro=script, repro_args="-n {3}")
+    line = repro_sh.argv(opts, "4k", "xfs")
+    assert line[line.index("--repro") + 1] == str(script) and "--checks" not in line
+    assert line[line.index("--repro-args") + 1] == "-n {3}"

@@ -35,6 +35,8 @@ SELFTESTS = "ffmm"
 # The serial of the thpmaps disk (Debian's Python and the tree's tools/mm/thpmaps,
 # an erofs image the guest mounts at /mnt/ffpy).
 THPMAPS = "ffpy"
+# The serial of a reproducer's disk (--repro: disks/reproducer.py, mounted at /mnt/ffrepro).
+REPRO = "ffrepro"
 # The serial of the swap disk: an empty image attached with snapshot=on, made a
 # swap device by init (mkswap, swapon) in every guest.
 SWAP = "ffswap"

@@ -4,6 +4,7 @@ before anything is built or written."""
 from __future__ import annotations
 
 import argparse
+import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -11,11 +12,13 @@ from foliofarm import matrix
 from foliofarm.boot.qemu import TCG_THREADS, numa_layout
 from foliofarm.cli.options import (default_guests, default_tree_guests, positive_int, positive_seconds,
                                    writable_dir)
+from foliofarm.disks import reproducer
 from foliofarm.errors import UsageError
 from foliofarm.intake import series, source
 from foliofarm.judge import catalogue
+from foliofarm.judge.catalogue import Check
 from foliofarm.boot.vng import vng_command
-from foliofarm.paths import ROOT
+from foliofarm.paths import ROOT, cache_dir
 
 if TYPE_CHECKING:
     from foliofarm.run.plan import RunOptions
@@ -40,11 +43,19 @@ def run_parser(run: argparse.ArgumentParser, d: dict[str, Any]) -> None:
     run.add_argument("--fs", default=",".join(d["filesystems"]),
                      help=f"comma-separated, of {', '.join(matrix.filesystems())}")
     run.add_argument("--checks", default=None,
-                     help=f"comma-separated, of {', '.join(catalogue.by_name())} (default all)")
+                     help=f"comma-separated, of {', '.join(catalogue.by_name())} (default all but "
+                          "those run on request: repro)")
     run.add_argument("--mm-selftests", default=None, metavar="CATEGORIES|all",
                      help="run_vmtests.sh categories of the mm-selftests check, space-separated, "
                           "or all (default: those in tests/vmtests/checks.toml, minutes per cell "
                           "under TCG)")
+    run.add_argument("--repro", default=None, type=Path, metavar="FILE",
+                     help="a reproducer, run once in every cell's guest from a cold page cache: a C "
+                          "source (compiled for arm64 in the sandbox) or a shell script; its exit status, "
+                          "the kernel's reports while it ran and the key: number lines it prints are "
+                          "judged (alone, unless --checks names others too)")
+    run.add_argument("--repro-args", default="", metavar="ARGS",
+                     help="the reproducer's arguments, split as a shell would")
     run.add_argument("--variant", default="default",
                      help=f"kernel config variant, of {', '.join(matrix.variants())}")
     run.add_argument("--series", default=None, metavar="MBOX|DIR|BASE..TIP",
@@ -149,7 +160,7 @@ def run_options(args: argparse.Namespace, argv: list[str]) -> RunOptions:
         cpus=args.cpus, memory_mb=args.memory, numa_nodes=args.numa_nodes,
         extra_config=args.extra_config,
         dry_run=args.dry_run,
-        checks=catalogue.with_categories(catalogue.select(args.checks), args.mm_selftests),
+        checks=run_checks(args),
         results=args.results.resolve(),
         variant=matrix.select_variant(args.variant),
         series=args.series,
@@ -162,8 +173,20 @@ def run_options(args: argparse.Namespace, argv: list[str]) -> RunOptions:
         guests=args.guests,
         tree_guests=args.tree_guests,
         boot_with=args.boot_with,
+        repro=args.repro.resolve() if args.repro else None, repro_args=args.repro_args,
         command=["foliofarm", *argv],
     )
+
+
+def run_checks(args: argparse.Namespace) -> list[Check]:
+    """The checks of the run: --checks (by default all but those on request),
+    and with --repro the reproducer's (alone where --checks names none)."""
+    if args.repro is None:
+        return catalogue.with_categories(catalogue.select(args.checks), args.mm_selftests)
+    loaded = reproducer.load(args.repro)
+    named = catalogue.select(args.checks) if args.checks else []
+    return catalogue.with_reproducer(catalogue.with_categories(named, args.mm_selftests), loaded.digest,
+                                     shlex.split(args.repro_args))
 
 
 def validate_run(args: argparse.Namespace) -> None:
@@ -178,6 +201,10 @@ def validate_run(args: argparse.Namespace) -> None:
     if args.series is not None:
         local = None if args.kernel.startswith("debian:") else Path(args.kernel).expanduser()
         series.load(args.series, local, args.allow_binary)
+    if args.repro is not None:      # C that does not compile: its lines, before anything builds
+        reproducer.disk(cache_dir(), reproducer.load(args.repro))
+    elif args.repro_args:
+        raise UsageError("--repro-args are a reproducer's: give --repro FILE")
     if args.boot_with == "vng":
         vng_command()       # installed, or say how
     from foliofarm.kernel.kconfig import check_extra

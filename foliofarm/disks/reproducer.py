@@ -25,7 +25,6 @@ from foliofarm.sandbox import Limits
 from foliofarm.util import sha256_text, tmp_dir
 
 SIZE_CAP = 256 * 1024           # a reproducer is a page or two of C, not a program
-SERIAL = "ffrepro"              # its disk's serial: mounted at /mnt/ffrepro
 PROGRAM = "repro"               # what the disk holds, run as /mnt/ffrepro/repro
 DRIVER = VMTESTS / "repro-run.sh"   # and what runs it: /mnt/ffrepro/run, writing a farm dump
 # static, for the guest has no libc of its own; warnings shown, not fatal: a

@@ -14,7 +14,7 @@ from foliofarm.kernel.build import CROSS_COMPILE, Artifacts
 from foliofarm.kernel.modules import PROBE_SOURCES
 from foliofarm.errors import BuildError, InfraError
 from foliofarm.disks import cpio
-from foliofarm.boot.qemu import SELFTESTS, THPMAPS
+from foliofarm.boot.qemu import REPRO, SELFTESTS, THPMAPS
 from foliofarm.paths import ROOTFS, VMTESTS
 from foliofarm.util import StagingDir, code_digest, run, seal, sealed, sha256_files, sha256_text, write_atomic
 
@@ -84,7 +84,7 @@ def mounts_table() -> str:
     return "".join(f"{fs.name} {fs.name} {fs.mount_options}\n" +
                    (f"{fs.name}-rw {fs.name} {fs.rw_mount_options}\n"
                     f"{fs.name}-mm {fs.name} rw\n" if fs.rw_mount_options else "")
-                   for fs in matrix.filesystems().values()) + f"{SELFTESTS} erofs ro\n{THPMAPS} erofs ro\n"
+                   for fs in matrix.filesystems().values()) + f"{SELFTESTS} erofs ro\n{THPMAPS} erofs ro\n{REPRO} erofs ro\n"
 
 
 def initramfs(cache: Path, arts: Artifacts) -> Path:

@@ -120,6 +120,18 @@ def with_categories(selected: list[Check], categories: str | None) -> list[Check
             if c.tree == "selftests" else c for c in selected]
 
 
+def with_reproducer(selected: list[Check], digest: str, args: list[str]) -> list[Check]:
+    """``selected`` and the reproducer's check (its row, repro): after its
+    driver's arguments, the reproducer's own ``args`` (braces kept as given:
+    nothing of the cell is put into them); its content's ``digest`` among its
+    options, so that measurements kept of another reproducer are never taken
+    for this one's."""
+    row = by_name()["repro"]
+    own = tuple(a.replace("{", "{{").replace("}", "}}") for a in args)
+    chk = dataclasses.replace(row, args=row.args + own, options={**row.options, "reproducer": digest})
+    return [c for c in selected if c.name != "repro"] + [chk]
+
+
 @cache
 def expectations(check: str) -> list[dict[str, Any]]:
     path = VMTESTS / "expectations" / f"{check}.toml"

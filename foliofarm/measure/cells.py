@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
 from foliofarm.boot.protocol import Booter, QemuBoots
-from foliofarm.boot.qemu import SELFTESTS, SWAP, THPMAPS, Machine
+from foliofarm.boot.qemu import REPRO, SELFTESTS, SWAP, THPMAPS, Machine
 from foliofarm.judge.catalogue import Check
 from foliofarm.kernel.build import Artifacts
 from foliofarm.locks import HostSlots
@@ -136,6 +136,7 @@ class Kernel:
     selftests_error: str | None = None   # why there is none, where a check wanted it
     thpmaps: Path | None = None          # the thpmaps disk of this tree (pyroot.py)
     thpmaps_error: str | None = None
+    repro: Path | None = None            # a reproducer's disk (--repro: disks/reproducer.py)
     base: "Kernel | None" = None         # a series' base of the same page size (booted again to confirm)
 
 
@@ -210,6 +211,8 @@ def machine(ctx: Context, k: Kernel, cells: list[Cell], outbox: Path | None = No
                         if c.fs.name in k.mm_scratch})
     if k.thpmaps is not None and wants(ctx.checks, "thpmaps"):
         disks[THPMAPS] = k.thpmaps
+    if k.repro is not None and any(c.name == "repro" for c in ctx.checks):
+        disks[REPRO] = k.repro
     return Machine(kernel=k.arts.image, initrd=k.initrd, disks=disks,
                    scratch=scratch,
                    accel=ctx.accel, tcg_threads=boot_threads(ctx, at_once), outbox=outbox,

@@ -26,11 +26,18 @@ def _spec(value: str) -> str:
 
 def argv(opts: Any, page: str, fs: str) -> list[str]:
     out = [sys.executable, "-m", "foliofarm", "run", "--kernel", _spec(opts.kernel),
-           "--cells", f"{page}-{fs}", "--checks", ",".join(c.name for c in opts.checks),
+           "--cells", f"{page}-{fs}",
            "--variant", opts.variant, "--accel", opts.accel,
            "--tcg-threads", getattr(opts, "tcg_threads", "single"), "--cpus", str(opts.cpus),
            "--memory", str(opts.memory_mb), "--numa-nodes", str(opts.numa_nodes),
            "--boot-timeout", f"{opts.boot_timeout:g}", "--fresh"]
+    named = [c.name for c in opts.checks if c.name != "repro"]
+    if named or getattr(opts, "repro", None) is None:
+        out += ["--checks", ",".join(named)]
+    if getattr(opts, "repro", None) is not None:   # the reproducer adds its own check
+        out += ["--repro", _spec(str(opts.repro))]
+        if opts.repro_args:
+            out += ["--repro-args", opts.repro_args]
     for item in opts.extra_config:
         out += ["-K", item]
     if opts.series:

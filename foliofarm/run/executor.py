@@ -14,6 +14,7 @@ from typing import Any, Callable
 from foliofarm.measure import cells, passes
 from foliofarm.boot.protocol import Booter, QemuBoots
 from foliofarm.boot.vng import VngBoots
+from foliofarm.disks import reproducer
 from foliofarm.measure.milestone import OwnVerdict
 from foliofarm.disks import images, pyroot, rootfs, selftests_disk
 from foliofarm import locks, matrix
@@ -51,6 +52,7 @@ class Executor:
         self.disks: dict[str, Path] = {}
         self.swap: Path | None = None
         self.mm_scratch: dict[str, Path] = {}
+        self.repro: Path | None = None          # --repro: the reproducer's disk
         self.kernel_xy = ""     # "X.Y" of the kernel being measured, for expectations
         self.qemu = QemuBoots()     # the farm's QEMU: the tree's checks, and the own ones but for these
         self.booter: Booter = (opts.lab if opts.lab is not None
@@ -83,6 +85,8 @@ class Executor:
         o = self.opts
         self.disks = {fs.name: images.image(self.cache, fs.name) for fs in o.filesystems}
         self.swap = images.swap_image(self.cache)
+        if o.repro is not None:     # its C compiled in the sandbox (refused before anything built)
+            self.repro = reproducer.disk(self.cache, reproducer.load(o.repro))
         if cells.wants_selftests(o.checks):
             self.mm_scratch = {fs.name: img for fs in o.filesystems
                                if (img := images.scratch_image(self.cache, fs.name))}
@@ -245,7 +249,7 @@ class Executor:
         self.log(f"kernel {label} {page.name}: {'built' if arts.built else 'cached'} {arts.dir.name}")
         k = cells.Kernel(arts=arts, initrd=initrd, cells=mine, disks=self.disks,
                            kernel_xy=self.kernel_xy, side=role, swap=self.swap,
-                           mm_scratch=self.mm_scratch)
+                           mm_scratch=self.mm_scratch, repro=self.repro)
         if id(src) in self.selftests:
             k.selftests, k.selftests_error = self.selftests[id(src)].result()
         if id(src) in self.thpmaps:

@@ -53,6 +53,8 @@ class RunOptions:
     tree_guests: int | None = None   # and of the tree's checks (default: guests)
     boot_with: str = "qemu"          # what boots the own checks here: the farm's QEMU, or "vng"
     lab: LabBoots | None = None      # --lab: a LAVA lab boots them (a booter of boot/protocol.py)
+    repro: Path | None = None        # --repro FILE: a reproducer, run in every cell (the repro check)
+    repro_args: str = ""             # --repro-args: its arguments, as given
     cells: set[str] | None = None    # --cells: "page-fs" names; None: every page x fs
     jobs: int | None = None          # make -j (default: the host's cores)
     cpus: int = 1                    # guest vCPUs
