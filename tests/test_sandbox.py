@@ -223,7 +223,9 @@ def probe_inside(tmp_path, as_user: bool) -> str:
     import sys
     os.chmod(rw, 0o777)
     user = ["setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups"]
-    probe = subprocess.run([*user, sys.executable, "-c", "import pexpect"], capture_output=True,
+    # the same imports as the call below: a checkout where uid 65534 cannot
+    # read the package (under /root) is said as such, not taken for a sandbox's fault
+    probe = subprocess.run([*user, sys.executable, "-c", "import pexpect, foliofarm.sandbox"], capture_output=True,
                            env={"PYTHONPATH": str(Path(__file__).parents[1])}, text=True)
     if probe.returncode:
         pytest.skip(f"uid 65534 cannot run this Python ({probe.stderr.strip()[-200:]})")
