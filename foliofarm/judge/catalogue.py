@@ -76,10 +76,10 @@ def by_name() -> dict[str, Check]:
                     options=row)
         if chk.metrics is not None and chk.metrics not in METRICS:
             raise ConfigError(f"{path}: [{name}] metrics = {chk.metrics!r} is not a function of "
-                                        f"foliofarm/judge/metrics.py METRICS ({', '.join(sorted(METRICS))})")
+                              f"foliofarm/judge/metrics.py METRICS ({', '.join(sorted(METRICS))})")
         if chk.metrics is None and chk.tree != "selftests":
             raise ConfigError(f"{path}: [{name}] has no metrics: name the function of "
-                                        "foliofarm/judge/metrics.py METRICS that reads its dump")
+                              "foliofarm/judge/metrics.py METRICS that reads its dump")
         out[name] = chk
     return out
 

@@ -12,10 +12,9 @@ from foliofarm.judge import printed, smaps, thpmaps
 
 def mapping_metrics(dump: smaps.Dump, mapping: str, row: dict[str, Any] | None) -> dict[str, Any]:
     """Folio-size distribution, natural alignment and PTE_CONT of the check's mapping."""
-    label = mapping
-    if label not in dump.mappings:
-        raise smaps.DumpError(f"dump has no mapping {label!r}")
-    f = smaps.analyse(dump.mappings[label], dump.kpf, dump.page)
+    if mapping not in dump.mappings:
+        raise smaps.DumpError(f"dump has no mapping {mapping!r}")
+    f = smaps.analyse(dump.mappings[mapping], dump.kpf, dump.page)
     folio_kb = int(row.get("folio_kb", 64)) if row else 64
     return {
         "mapped_pages": f.mapped_pages,
