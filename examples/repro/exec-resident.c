@@ -1,33 +1,40 @@
-/* A reproducer for `foliofarm run --repro`: map the cell's stubs.bin
- * PROT_EXEC from its filesystem ($FF_MNT), touch one byte every 1 MB of it
- * from a cold page cache, and print how much of it readahead brought in.
- * Each "key: number" line is a figure the farm compares base against series. */
+/* A reproducer for `foliofarm run --repro`: map the cell's big.bin from its
+ * filesystem ($FF_MNT) PROT_EXEC, touch one byte every STRIDE_KB of it from a
+ * cold page cache, and print how much of it readahead brought in.
+ * usage: exec-resident [exec|data|hugepage [STRIDE_KB]]  (data: no PROT_EXEC;
+ * hugepage: PROT_EXEC and MADV_HUGEPAGE). Each "key: number" line it prints is
+ * a figure the farm compares base against series. */
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-int main(void)
+int main(int argc, char **argv)
 {
-	const char *mnt = getenv("FF_MNT");
+	const char *mode = argc > 1 ? argv[1] : "exec", *mnt = getenv("FF_MNT");
+	long stride = (argc > 2 ? atol(argv[2]) : 1024) * 1024, page = sysconf(_SC_PAGESIZE);
+	long resident = 0, touches = 0;
+	int prot = PROT_READ | (strcmp(mode, "data") ? PROT_EXEC : 0);
 	char path[512];
 	struct stat st;
-	long page = sysconf(_SC_PAGESIZE), resident = 0;
 
-	snprintf(path, sizeof(path), "%s/stubs.bin", mnt ? mnt : ".");
+	snprintf(path, sizeof(path), "%s/big.bin", mnt ? mnt : ".");
 	int fd = open(path, O_RDONLY);
-	if (fd < 0 || fstat(fd, &st) < 0) { perror(path); return 2; }
-	volatile char *p = mmap(NULL, st.st_size, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+	if (fd < 0 || fstat(fd, &st) < 0 || stride <= 0) { perror(path); return 2; }
+	volatile char *p = mmap(NULL, st.st_size, prot, MAP_PRIVATE, fd, 0);
 	if (p == MAP_FAILED) { perror("mmap"); return 2; }
-	for (off_t off = 0; off < st.st_size; off += 1 << 20)
+	if (!strcmp(mode, "hugepage") && madvise((void *)p, st.st_size, MADV_HUGEPAGE)) { perror("madvise"); return 2; }
+	for (off_t off = stride / 2; off < st.st_size; off += stride, touches++)
 		(void)p[off];
 	size_t pages = (st.st_size + page - 1) / page;
 	unsigned char *vec = malloc(pages);
 	if (!vec || mincore((void *)p, st.st_size, vec) < 0) { perror("mincore"); return 2; }
 	for (size_t i = 0; i < pages; i++)
 		resident += vec[i] & 1;
-	printf("resident_pages: %ld\nresident_kb: %ld\n", resident, resident * page / 1024);
+	printf("mode %s, %ld touches\nresident_pages: %ld\nresident_kb: %ld\n",
+	       mode, touches, resident, resident * page / 1024);
 	return 0;
 }

@@ -4,12 +4,13 @@ results document, so a recorded results.json can be judged again on any host."""
 
 from __future__ import annotations
 
-from typing import Any
+import fnmatch
+from typing import Any, Iterable
 
 from foliofarm.results import schema
 from foliofarm.results.schema import CheckResult, FigurePair, Role, Subtest, VerdictRow
 from foliofarm.judge import catalogue
-from foliofarm.judge import figures as figs
+from foliofarm.judge import figures as figs, printed
 from foliofarm.judge.selftests import MAX_NAMED, missing_result as _missing
 from foliofarm.results.outcome import Outcome, Verdict
 
@@ -22,14 +23,23 @@ FAILING_VERDICTS = {Verdict.REGRESSION, Verdict.BUILD_BROKEN}
 CONSOLE_FIGURES = ("splats",)
 
 
-def key_figures(check: str) -> tuple[str, ...]:
+def key_figures(check: str, present: Iterable[str] = ()) -> tuple[str, ...]:
     """The figures of ``check`` shown base against series: its row's
     ``figures`` (tests/vmtests/checks.toml); none for a check the catalogue
-    no longer has."""
+    no longer has. A pattern among them (``"*"``: a reproducer's, whose
+    figures are whatever it printed) stands for each behaviour figure of
+    ``present`` it matches (judge/figures.py kind_of), in their order."""
     if check == "console":
         return CONSOLE_FIGURES
     row = catalogue.by_name().get(check)
-    return row.figures if row else ()
+    out: list[str] = []
+    for key in row.figures if row else ():
+        if not figs.is_pattern(key):
+            out.append(key)
+            continue
+        out += [k for k in present if fnmatch.fnmatchcase(k, key)
+                and figs.kind_of(check, k) == "behaviour"]
+    return tuple(dict.fromkeys(out))
 
 
 def verdict(base: str | None, new: str | None) -> str:
@@ -74,7 +84,7 @@ def figures(check: str, base: CheckResult | None, new: CheckResult | None) -> li
     bm = base.metrics if base else {}
     nm = new.metrics if new else {}
     out = []
-    for key in key_figures(check):
+    for key in key_figures(check, [*printed.numbers(bm), *printed.numbers(nm)]):
         if key in bm or key in nm:
             a, b = bm.get(key), nm.get(key)
             out.append(FigurePair(metric=key, base=a, series=b, delta=_delta(a, b)))

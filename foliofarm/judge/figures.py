@@ -99,6 +99,11 @@ def kind_of(check: str | None, figure: str) -> str:
     return "behaviour"
 
 
+def is_pattern(name: str) -> bool:
+    """Whether a figure's name in a row is a pattern (fnmatch) for several."""
+    return any(c in name for c in "*?[")
+
+
 def spec_for(check: str, figure: str) -> Spec | None:
     for s in specs(check):
         if fnmatch.fnmatchcase(figure, s.pattern):

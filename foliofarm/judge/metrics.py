@@ -224,14 +224,17 @@ def ra_window_metrics(dump: smaps.Dump, mapping: str, row: dict[str, Any] | None
 
 def printed_metrics(dump: smaps.Dump, mapping: str, row: dict[str, Any] | None) -> dict[str, Any]:
     """A reproducer's run (tests/vmtests/repro-run.sh): its exit status and
-    seconds, whether its output was cut, and the figures it printed as
-    ``key: number`` lines (judge/printed.py)."""
+    seconds, whether its output was cut, the figures it printed as
+    ``key: number`` lines (judge/printed.py) and its last lines of output."""
     out: dict[str, Any] = {"exit_status": int(dump.figures["exit_status"]),
                            "repro_seconds": float(dump.figures["repro_seconds"])}
     if "output_cut" in dump.figures:
         out["output_cut"] = int(dump.figures["output_cut"])
-    for key, value in printed.figures("\n".join(dump.tool_output.get("repro", []))).items():
+    lines = dump.tool_output.get("repro", [])
+    for key, value in printed.figures("\n".join(lines)).items():
         out.setdefault(key, value)        # its own words never hide the farm's
+    # its last lines, as the report shows them (text: shown, never judged)
+    out["output_tail"] = "\n".join(line[:200] for line in lines[-printed.TAIL_LINES:])
     return out
 
 

@@ -10,6 +10,7 @@ import re
 
 FIGURE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_.-]{0,63}):\s*(-?\d+(?:\.\d+)?)\s*$")
 MAX_FIGURES = 64        # a reproducer that prints thousands is read for its first
+TAIL_LINES = 12         # the last lines of its output a result keeps, for the report
 
 
 def figures(output: str) -> dict[str, int | float]:
@@ -23,3 +24,9 @@ def figures(output: str) -> dict[str, int | float]:
             continue
         out[m[1]] = float(m[2]) if "." in m[2] else int(m[2])
     return out
+
+
+def numbers(metrics: dict[str, object]) -> list[str]:
+    """The names of ``metrics`` whose values are numbers (its output's last
+    lines, text, are no figure to show in a column)."""
+    return [k for k, v in metrics.items() if isinstance(v, (int, float)) and not isinstance(v, bool)]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import shlex
 
+from foliofarm.report import finding
 from foliofarm.report.tables import (Section, changed_figures, changes_table, check_names, check_table,
                                      crosscheck_tables, flaky_table, fmt, page_rank, verdict_matrix)
 from foliofarm.results.schema import Results
@@ -131,7 +132,13 @@ def flaky(doc: Results) -> list[Section]:
 
 def check(doc: Results, name: str, plots: Plots) -> Section:
     s = Section(f"Check: {name}")
+    if name == finding.CHECK:       # a reproducer's: which, and what it printed last
+        s.blocks.append(("p", finding.headline(doc) + "."))
     s.blocks.append(("table", *check_table(doc, name)))
+    if name == finding.CHECK:
+        for cell, side in finding.shown_tails(finding.cell_runs(doc)):
+            s.blocks.append(("p", f"Its last lines, {cell} {side.label}:"))
+            s.blocks.append(("pre", side.tail))
     s.blocks += crosscheck_tables(doc, name)
     for (chk, page), png in sorted(plots.items(), key=lambda kv: (kv[0][0], page_rank(kv[0][1]))):
         if chk == name:

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from foliofarm import matrix
+from foliofarm.judge import printed
 from foliofarm.judge.compare import key_figures
 from foliofarm.results.schema import CheckResult, Results, Role
 from foliofarm.results.outcome import Outcome, Verdict
@@ -88,7 +89,8 @@ def check_table(doc: Results, name: str) -> tuple[list[str], list[list[str]]]:
     for cat in cats:
         rows.append([cat] + [f"{(r.metrics.get('categories_pct') or {}).get(cat, 0)}%"
                              if r and "categories_pct" in r.metrics else "-" for r in results])
-    for key in key_figures(name):
+    present = [k for r in results if r for k in printed.numbers(r.metrics)]
+    for key in key_figures(name, present):
         if any(r and key in r.metrics for r in results):
             rows.append([key] + [fmt(r.metrics.get(key) if r else None) for r in results])
     rows.append(["outcome"] + [r.outcome if r else "-" for r in results])

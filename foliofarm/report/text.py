@@ -11,6 +11,7 @@ import textwrap
 from typing import Any
 
 from foliofarm.judge import catalogue
+from foliofarm.report import finding
 from foliofarm.report.tables import by_cell, check_names, columns, flaky_table, page_rank
 from foliofarm.results.schema import CheckResult, Results, Role, VerdictRow
 from foliofarm.results.outcome import Outcome, Verdict
@@ -128,7 +129,7 @@ def render(doc: Results) -> str:
     for name in check_names(doc):
         if in_text(name) or name in changed_checks:
             lines += folio_tables(doc, name)
-    lines += _console_reports(doc) + _checkpatch(doc) + _flaky(doc)
+    lines += _reproducer(doc) + _console_reports(doc) + _checkpatch(doc) + _flaky(doc)
     jobs = [f"  {b.page_size}-{b.fs}-{b.kernel}: {b.lab_job} ({b.device})" for b in doc.boots if b.lab_job]
     lines += ["LAVA jobs:", *jobs, ""] if jobs else []
     lines.append("Reproduce:")
@@ -198,6 +199,29 @@ def _notable(doc: Results, notable: list[VerdictRow]) -> list[str]:
         lines += _wrap("Every check passed on both sides with the same figures.")
         lines.append("")
     return lines
+
+
+def _reproducer(doc: Results) -> list[str]:
+    """A reproducer's run (report/finding.py) cell by cell: each side's exit
+    status, the verdict, its figures (base -> series where they differ), why
+    a side did not pass; then the last lines it printed where there is news
+    (else in the first cell)."""
+    if not finding.ran(doc):
+        return []
+    runs = finding.cell_runs(doc)
+    lines = _wrap(finding.headline(doc) + ":")
+    for r in runs:
+        sides = ", ".join(f"{SIDE.get(s.label, s.label)} {s.exit}" for s in r.sides)
+        lines += _wrap(f"{r.cell}: {sides}" + (f": {r.verdict}" if r.verdict else ""), "    ", "  ")
+        if figures := r.figures():
+            lines += _wrap(", ".join(figures[:8]), "      ", "    ")
+        for s in r.sides:
+            if s.trouble:
+                lines += _wrap(f"{SIDE.get(s.label, s.label)}: {s.trouble[:400]}", "      ", "    ")
+    for cell, s in finding.shown_tails(runs):
+        lines.append(f"  Its last lines, {cell} {SIDE.get(s.label, s.label)}:")
+        lines += ["    " + line[:WIDTH - 4] for line in s.tail.splitlines()]
+    return lines + [""]
 
 
 def _console_reports(doc: Results) -> list[str]:

@@ -174,6 +174,15 @@ class SeriesPatch(Part):
     message_id: Optional[str] = None
 
 
+class ReproducerRecord(Part):
+    """The reproducer a run ran in every cell (``--repro``): its file's name,
+    kind ("c" or "sh"), content digest and own arguments."""
+    name: str
+    kind: str
+    digest: str
+    args: list[str] = Field(default_factory=list)
+
+
 class SeriesRecord(Part):
     spec: Optional[str] = None
     message_id: Optional[str] = None    # the cover letter's, else patch 1's
@@ -313,6 +322,7 @@ class Results(Part):
     cells: list[CellResult]
     stages: dict[str, Number] = Field(default_factory=dict)
     series: Optional[SeriesRecord] = None
+    reproducer: Optional[ReproducerRecord] = None
     checkpatch: Optional[list[Checkpatch]] = None
     each_commit: Optional[list[EachCommit]] = None
     # cell -> check -> figure -> noise (inf where a move was not repeated)

@@ -178,6 +178,11 @@ class ResultsWriter:
             self.doc.series = series
             self.flush()
 
+    def set_reproducer(self, record: schema.ReproducerRecord) -> None:
+        with self.lock:
+            self.doc.reproducer = record
+            self.flush()
+
     def set_series_commits(self, commits: list[str]) -> None:
         """The commits the series became on its work branch (git am)."""
         with self.lock:

@@ -6,6 +6,7 @@ selftests and thpmaps disks) and measures each built kernel on its cells
 
 from __future__ import annotations
 
+import shlex
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import nullcontext
 from pathlib import Path
@@ -28,7 +29,7 @@ from foliofarm.kernel.build import Artifacts, Builder
 from foliofarm.kernel.kconfig import extra_fragment
 from foliofarm.matrix import Cell
 from foliofarm.run.plan import Build, RunOptions, Step
-from foliofarm.results.schema import KernelEntry, Role
+from foliofarm.results.schema import KernelEntry, ReproducerRecord, Role
 from foliofarm.results.writer import ResultsWriter
 from foliofarm.util import no_status, settle
 from foliofarm.results.outcome import Outcome
@@ -86,7 +87,10 @@ class Executor:
         self.disks = {fs.name: images.image(self.cache, fs.name) for fs in o.filesystems}
         self.swap = images.swap_image(self.cache)
         if o.repro is not None:     # its C compiled in the sandbox (refused before anything built)
-            self.repro = reproducer.disk(self.cache, reproducer.load(o.repro))
+            loaded = reproducer.load(o.repro)
+            self.repro = reproducer.disk(self.cache, loaded)
+            self.writer.set_reproducer(ReproducerRecord(name=loaded.name, kind=loaded.kind, digest=loaded.digest,
+                                                        args=shlex.split(o.repro_args)))
         if cells.wants_selftests(o.checks):
             self.mm_scratch = {fs.name: img for fs in o.filesystems
                                if (img := images.scratch_image(self.cache, fs.name))}
