@@ -1,9 +1,10 @@
 /* A reproducer for `foliofarm run --repro`: map the cell's big.bin from its
  * filesystem ($FF_MNT) PROT_EXEC, touch one byte every STRIDE_KB of it from a
- * cold page cache, and print how much of it readahead brought in.
- * usage: exec-resident [exec|data|hugepage [STRIDE_KB]]  (data: no PROT_EXEC;
- * hugepage: PROT_EXEC and MADV_HUGEPAGE). Each "key: number" line it prints is
- * a figure the farm compares base against series. */
+ * cold page cache, with the device's read_ahead_kb at RA_KB, and print how
+ * much of it readahead brought in.
+ * usage: exec-resident [exec|data|hugepage [STRIDE_KB [RA_KB]]]  (data: no
+ * PROT_EXEC; hugepage: PROT_EXEC and MADV_HUGEPAGE). Each "key: number" line
+ * it prints is a figure the farm compares base against series. */
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,12 +16,16 @@
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "exec", *mnt = getenv("FF_MNT");
+	const char *ra_kb = argc > 3 ? argv[3] : "128";
 	long stride = (argc > 2 ? atol(argv[2]) : 1024) * 1024, page = sysconf(_SC_PAGESIZE);
 	long resident = 0, touches = 0;
 	int prot = PROT_READ | (strcmp(mode, "data") ? PROT_EXEC : 0);
 	char path[512];
 	struct stat st;
 
+	snprintf(path, sizeof(path), "/sys/block/%s/queue/read_ahead_kb", getenv("FF_DEV"));
+	FILE *ra = fopen(path, "w");
+	if (!ra || fputs(ra_kb, ra) < 0 || fclose(ra)) { perror(path); return 2; }
 	snprintf(path, sizeof(path), "%s/big.bin", mnt ? mnt : ".");
 	int fd = open(path, O_RDONLY);
 	if (fd < 0 || fstat(fd, &st) < 0 || stride <= 0) { perror(path); return 2; }
