@@ -1,5 +1,6 @@
 """`foliofarm bisect`: the first commit where one check regresses on one
-cell (run/bisect.py); `--step STATE` is one step under `git bisect run`."""
+cell, or where a reproducer starts to fail there (run/bisect.py); `--step
+STATE` is one step under `git bisect run`."""
 
 from __future__ import annotations
 
@@ -22,6 +23,9 @@ def add_parser(sub: Any, d: dict[str, Any]) -> None:
     ap.add_argument("--series")
     ap.add_argument("--cell")
     ap.add_argument("--check")
+    ap.add_argument("--repro", type=Path, metavar="FILE",
+                    help="bisect with a reproducer (as `run --repro`): a commit is bad where it fails")
+    ap.add_argument("--repro-args", default="", metavar="ARGS", help="the reproducer's arguments")
     ap.add_argument("--variant", default="default")
     ap.add_argument("--results", type=Path, default=ROOT / "results")
     ap.set_defaults(func=command, prefix="foliofarm bisect")
@@ -30,7 +34,14 @@ def add_parser(sub: Any, d: dict[str, Any]) -> None:
 def command(args: argparse.Namespace, argv: list[str]) -> int:
     if args.step:
         return bisect.step(args.step)
-    if not args.cell or not args.check:
-        print("foliofarm bisect: --cell and --check are needed", file=sys.stderr)
+    if args.repro is not None and args.check not in (None, "repro"):
+        print("foliofarm bisect: --repro bisects with the reproducer: give it or --check, not both",
+              file=sys.stderr)
+        return 2
+    if args.repro is None and args.repro_args:
+        print("foliofarm bisect: --repro-args are a reproducer's: give --repro FILE", file=sys.stderr)
+        return 2
+    if not args.cell or not (args.check or args.repro):
+        print("foliofarm bisect: --cell and --check (or --repro FILE) are needed", file=sys.stderr)
         return 2
     return bisect.bisect(args)

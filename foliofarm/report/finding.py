@@ -5,6 +5,7 @@ its output. report.txt's table and report.md's section are made of these."""
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass, field
 
 from foliofarm.judge import printed
@@ -83,19 +84,21 @@ def cell_runs(doc: Results) -> list[CellRun]:
 
 
 def headline(doc: Results) -> str:
-    """Which reproducer, with its arguments."""
+    """Which reproducer, as called (its arguments after it)."""
     rec = doc.reproducer
     if rec is None:
         return "Reproducer (run --repro)"
-    args = f", its arguments: {' '.join(rec.args)}" if rec.args else ""
-    return f"Reproducer {rec.name} ({'C' if rec.kind == 'c' else 'shell'}, {rec.digest}){args}"
+    called = shlex.join([rec.name, *rec.args])
+    return f"Reproducer {called} ({'C' if rec.kind == 'c' else 'shell'}, {rec.digest})"
 
 
-def shown_tails(runs: list[CellRun]) -> list[tuple[str, SideRun]]:
-    """Whose last lines to show: every side that did not pass, or whose cell's
-    verdict is news; else (all quiet) the first cell's, each side."""
-    loud = [(r.cell, s) for r in runs for s in r.sides
-            if s.tail and (s.trouble or r.verdict not in (None, Verdict.PASS))]
-    if loud or not runs:
-        return loud
-    return [(runs[0].cell, s) for s in runs[0].sides if s.tail]
+def shown_tails(runs: list[CellRun], most: int = 4) -> list[tuple[str, SideRun]]:
+    """Whose last lines to show (``most`` at most): the sides that did not
+    pass; else both sides of the first cell whose verdict is news; else (all
+    quiet) the first cell's sides."""
+    failed = [(r.cell, s) for r in runs for s in r.sides if s.tail and s.trouble]
+    if failed:
+        return failed[:most]
+    news = [r for r in runs if r.verdict not in (None, Verdict.PASS)]
+    first = (news or runs)[:1]
+    return [(r.cell, s) for r in first for s in r.sides if s.tail][:most]

@@ -124,7 +124,9 @@ def render(doc: Results) -> str:
     notable = [r for r in doc.verdicts if (r.verdict != Verdict.PASS or r.changed) and not r.quiet]
     lines = _head(doc)
     died_lines, notable = _died(doc, notable)
-    lines += died_lines + _notable(doc, notable)
+    # a reproducer's rows are told in its own table (_reproducer)
+    others = [r for r in notable if r.check != finding.CHECK]
+    lines += died_lines + (_notable(doc, others) if others or not notable else [])
     changed_checks = {r.check for r in notable}
     for name in check_names(doc):
         if in_text(name) or name in changed_checks:

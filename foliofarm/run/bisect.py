@@ -2,6 +2,7 @@
 
     foliofarm bisect --kernel PATH --good REF --bad REF --cell 4k-xfs --check exec-text
     foliofarm bisect --kernel debian:7.3 --series S.mbox --cell 4k-xfs --check exec-text
+    foliofarm bisect --kernel debian:7.3 --series S.mbox --cell 64k-xfs --repro R.c
 
 `git bisect run` drives it; each step is a farm run of just that cell and check
 at the commit git checked out (`python -m foliofarm bisect --step STATE`), on
@@ -10,7 +11,11 @@ rebuilds incrementally, and each commit's kernel and measurements are kept. A
 commit is bad when the check fails there, the kernel reports trouble while it
 runs, or one of its figures moved the wrong way from the good commit's beyond
 its declared tolerance (the same judgement as a series' `regression`); a commit
-that does not build is skipped (125). The good and bad ends are measured first:
+that does not build is skipped (125). With `--repro FILE` (and `--repro-args`)
+the check is the reproducer's (`run --repro`): a commit is bad where it exits
+other than 0 or the kernel reports trouble while it runs; the figures it
+prints are shown, not judged (which way is worse is the reproducer's to say,
+by its exit status). The good and bad ends are measured first:
 a good end that is not good, or a bad end that is not bad, is said and nothing
 is bisected. The tree is bisected in a worktree in the cache (a local tree) or
 on the series' work branch (a Debian tree), held for the whole bisection, and
@@ -29,6 +34,7 @@ from typing import Any, Iterator
 from foliofarm import locks
 from foliofarm.intake import apply, git, series, source
 from foliofarm.errors import InfraError, UsageError
+from foliofarm.disks import reproducer
 from foliofarm.judge import catalogue, figures
 from foliofarm.paths import ROOT, cache_dir
 from foliofarm.run import child
@@ -47,8 +53,9 @@ def measure(state: dict[str, Any], commit: str, label: str,
     run` inherits them)."""
     tree = Path(state["tree"])
     out = Path(state["results"]) / "steps" / f"{label}-{commit[:12]}"
-    args = ["--kernel", str(tree), "--cells", state["cell"], "--checks", state["check"],
-            "--variant", state["variant"]]
+    picked = (["--repro", state["repro"], "--repro-args", state["repro_args"]] if state.get("repro")
+              else ["--checks", state["check"]])
+    args = ["--kernel", str(tree), "--cells", state["cell"], *picked, "--variant", state["variant"]]
     t0 = time.monotonic()
     log = out.with_suffix(".log")
     log.unlink(missing_ok=True)
@@ -139,7 +146,11 @@ def _end(state: dict[str, Any], tree: Path, commit: str, end: str, env: dict[str
 
 def bisect(args: argparse.Namespace) -> int:
     page, fs, _ = parse_cell(args.cell)
-    if args.check not in catalogue.by_name():
+    repro = args.repro.resolve() if args.repro is not None else None
+    if repro is not None:       # C that does not compile: its lines, before anything builds
+        reproducer.disk(cache_dir(), reproducer.load(repro))
+        args.check = "repro"
+    elif args.check not in catalogue.by_name():
         raise UsageError(f"unknown check {args.check!r}; valid: {', '.join(catalogue.by_name())}")
     if not args.series and not (args.good and args.bad):
         raise UsageError("give --good REF and --bad REF in --kernel PATH, or --series S")
@@ -152,7 +163,8 @@ def bisect(args: argparse.Namespace) -> int:
         good = git.git(tree, "rev-parse", good, environment="user").stdout.strip()
         bad = git.git(tree, "rev-parse", bad, environment="user").stdout.strip()
         state: dict[str, Any] = {"tree": str(tree), "cell": f"{page.name}-{fs.name}", "check": args.check,
-                                 "variant": args.variant, "results": str(out), "good_metrics": None}
+                                 "variant": args.variant, "results": str(out), "good_metrics": None,
+                                 "repro": str(repro) if repro else None, "repro_args": args.repro_args}
         env = {**os.environ, **git.IDENTITY, **locks.handed_down(*held), "PYTHONPATH": str(ROOT)}
         g = _end(state, tree, good, "good", env)
         state["good_metrics"] = g["metrics"]
