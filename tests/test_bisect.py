@@ -63,3 +63,25 @@ def test_bisect_names_the_commit_that_regresses(tmp_path, budget):
     tree = source.resolve("debian:7.3", cache_dir()).tree
     assert git(tree, "branch", "--list").split() == ["*", "base"]
     assert subprocess.run(["git", "-C", str(tree), "bisect", "log"], capture_output=True).returncode != 0
+
+
+def test_bisect_with_a_reproducer_names_the_commit_where_it_starts_to_fail(tmp_path, budget):
+    """examples/series/warn-64k-exec: patch 1 a comment, patch 2 a WARN the
+    reproducer's exec faults reach on 64K pages; bisect --repro names patch 2."""
+    budget(8 * 60, "bisect --repro (a 64K build of patch 1; patch 2's is the series run's)")
+    code = main(["bisect", "--kernel", "debian:7.3", "--series", str(ROOT / "examples" / "series" / "warn-64k-exec"),
+                 "--cell", "64k-xfs", "--repro", str(ROOT / "examples" / "repro" / "exec-resident.c"),
+                 "--results", str(tmp_path / "r")])
+    assert code == 0
+    out = next((tmp_path / "r").glob("bisect-*"))
+    result = json.loads((out / "bisect.json").read_text())
+    assert result["check"] == "repro"
+    assert result["subject"] == "mm/filemap: assert that exec text is read in large folios"
+    assert result["good_subject"] == "mm/filemap: say which folio order exec text is read in"
+    assert "WARNING" in result["why"]
+    assert [s["verdict"] for s in result["steps"]] == ["good", "bad", "good"]
+
+
+def test_bisect_refuses_a_reproducer_beside_a_check(tmp_path, capsys):
+    code = main(["bisect", "--series", "x", "--cell", "64k-xfs", "--check", "exec-text", "--repro", "r.c"])
+    assert code == 2 and "give it or --check, not both" in capsys.readouterr().err
