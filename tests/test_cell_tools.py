@@ -90,6 +90,41 @@ def test_shell_boots_the_cells_guest_for_a_person(tmp_path):
         child.close(force=True)
 
 
+@pytest.mark.integration
+def test_shell_runs_a_command_in_the_cells_guest_and_exits_with_its_status(capsys):
+    """-e on the farm's own QEMU: the cell's filesystem named as for a
+    reproducer, the command's output, its exit status; --repro runs the
+    reproducer first."""
+    assert main(["shell", "4k-xfs", "-e", "grep ' /mnt/xfs xfs ' /proc/mounts && echo at $FF_MNT on $FF_DEV"]) == 0
+    out = capsys.readouterr().out
+    assert "/mnt/xfs xfs" in out and "at /mnt/xfs on vd" in out
+    assert main(["shell", "4k-xfs", "-e", "exit 3"]) == 3
+    assert main(["shell", "4k-xfs", "--repro", str(ROOT / "examples" / "repro" / "thp-state.sh"),
+                 "-e", "cat /mnt/ffrepro/kind"]) == 0
+    out = capsys.readouterr()
+    assert "page_kb: 4" in out.out and out.out.rstrip().endswith("sh")
+    assert "the reproducer exited 0" in out.err
+
+
+@pytest.mark.integration
+def test_shell_with_a_reproducer_runs_it_then_hands_the_shell_over(tmp_path):
+    child = pexpect.spawn(sys.executable, ["-m", "foliofarm", "shell", "4k-xfs", "--repro",
+                                           str(ROOT / "examples" / "repro" / "thp-state.sh")],
+                          cwd=str(ROOT), encoding="utf-8", timeout=300, dimensions=(40, 120))
+    try:
+        child.expect("page_kb: 4", timeout=1800)
+        child.expect("the guest's shell is yours")
+        child.expect("foliofarm# ")
+        child.sendline("echo $FF_MNT; cat /mnt/ffrepro/kind")
+        child.expect("/mnt/xfs")
+        child.expect("sh")
+        child.expect("foliofarm# ")
+        child.sendline("exit")
+        child.expect(pexpect.EOF, timeout=120)
+    finally:
+        child.close(force=True)
+
+
 def test_qemu_command_lines():
     """The farm's guests: no network, test disks read-only or snapshots, the
     outbox the only disk written; a person's guest gets the monitor on Ctrl-A."""

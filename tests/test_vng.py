@@ -172,7 +172,7 @@ def test_the_kernels_have_what_vng_needs():
 
 
 def test_vng_options_need_vng():
-    for opts in (ShellOptions(cell="16k-xfs", exec_cmd="true"), ShellOptions(cell="16k-xfs", rwdirs=["/t"])):
+    for opts in (ShellOptions(cell="16k-xfs", verbose=True), ShellOptions(cell="16k-xfs", rwdirs=["/t"])):
         with pytest.raises(UsageError, match="add --vng"):
             shell_main(opts)
 

@@ -1,9 +1,10 @@
-"""`foliofarm shell CELL`: boot one cell's guest with an interactive shell
-(or under virtme-ng, with a command)."""
+"""`foliofarm shell CELL`: boot one cell's guest with an interactive shell, or
+run one command in it (-e), a reproducer first (--repro); or under virtme-ng."""
 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any
 
 from foliofarm import matrix
@@ -34,7 +35,14 @@ def shell_parser(sh: argparse.ArgumentParser, d: dict[str, Any]) -> None:
     sh.add_argument("--vng", action="store_true", help="boot under virtme-ng (vng): a Debian arm64 "
                     "root over 9p, the guest programs in /ff, the cell's disks under /mnt")
     sh.add_argument("-e", "--exec", dest="exec_cmd", default=None, metavar="CMD",
-                    help="with --vng: run CMD in the guest, exit with its status")
+                    help="run CMD in the guest's shell ($FF_MNT, $FF_DEV, $FF_FS name the cell's "
+                    "filesystem), print its output, exit with its status")
+    sh.add_argument("--repro", type=Path, default=None, metavar="FILE",
+                    help="attach a reproducer (as for run --repro) and run it once from a cold page "
+                    "cache, then the shell (or -e CMD)")
+    sh.add_argument("--repro-args", default="", metavar="ARGS", help="the reproducer's arguments")
+    sh.add_argument("--timeout", type=positive_int, default=600, metavar="S",
+                    help="-e CMD's deadline, and the reproducer's (default 600)")
     sh.add_argument("--rwdir", action="append", default=[], metavar="[GUEST=]HOST",
                     help="with --vng: share a host directory read-write (vng --rwdir)")
     sh.add_argument("-v", "--verbose", action="store_true",
@@ -50,4 +58,6 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
         variant=matrix.select_variant(args.variant), extra_config=args.extra_config,
         accel=args.accel, tcg_threads=args.tcg_threads, cpus=args.cpus,
         memory_mb=args.memory, numa_nodes=args.numa_nodes, vng=args.vng,
-        exec_cmd=args.exec_cmd, rwdirs=args.rwdir, verbose=args.verbose))
+        exec_cmd=args.exec_cmd, rwdirs=args.rwdir, verbose=args.verbose,
+        repro=args.repro.resolve() if args.repro else None, repro_args=args.repro_args,
+        timeout=args.timeout))

@@ -38,9 +38,12 @@ class SideRun:
 
     @property
     def trouble(self) -> str:
-        """Why it did not pass: its status, the kernel's taint and reports."""
+        """Why it did not pass: its status, the kernel's taint and reports,
+        and what booting both sides again found (measure/confirm.py)."""
         r = self.result
-        return r.reason if r is not None and r.outcome != Outcome.PASS else ""
+        if r is None or r.outcome == Outcome.PASS:
+            return ""
+        return r.reason + (f" [{r.again}]" if r.again else "")
 
 
 @dataclass
