@@ -18,15 +18,14 @@ from pathlib import Path
 
 from foliofarm import hosttools, sandbox
 from foliofarm.disks import images
+from foliofarm.disks.rootfs import DRIVER    # what runs it: /mnt/ffrepro/run, writing a farm dump
 from foliofarm.kernel.build import CROSS_COMPILE
 from foliofarm.errors import UsageError
-from foliofarm.paths import VMTESTS
 from foliofarm.sandbox import Limits
 from foliofarm.util import sha256_text, tmp_dir
 
 SIZE_CAP = 256 * 1024           # a reproducer is a page or two of C, not a program
 PROGRAM = "repro"               # what the disk holds, run as /mnt/ffrepro/repro
-DRIVER = VMTESTS / "repro-run.sh"   # and what runs it: /mnt/ffrepro/run, writing a farm dump
 # static, for the guest has no libc of its own; warnings shown, not fatal: a
 # reviewer's reproducer is not the farm's code
 CFLAGS = ["-static", "-O2", "-g0", "-Wall", "-pthread"]

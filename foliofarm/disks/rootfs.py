@@ -18,6 +18,11 @@ from foliofarm.boot.qemu import REPRO, SELFTESTS, THPMAPS
 from foliofarm.paths import ROOTFS, VMTESTS
 from foliofarm.util import StagingDir, code_digest, run, seal, sealed, sha256_files, sha256_text, write_atomic
 
+# A reproducer's driver (tests/vmtests/repro-run.sh): on a reproducer's disk
+# (disks/reproducer.py), and in every initramfs as /ff/ffrun for the checks
+# promoted from reproducers.
+DRIVER = VMTESTS / "repro-run.sh"
+
 CFLAGS = ["-static", "-O2", "-g0", "-Wall", "-Wextra", "-Werror", "-Wno-unused-parameter",
           "-D_GNU_SOURCE"]
 LIB_SOURCES = ("ffguest.c",)
@@ -95,7 +100,7 @@ def initramfs(cache: Path, arts: Artifacts) -> Path:
     mounts = mounts_table()
     key = sha256_text(sha256_files([bb, *progs.iterdir(), arts.probe, arts.splat_module,
                                     ROOTFS / "init", ROOTFS / "ffsetup",
-                                    ROOTFS / "banner"]), mounts,
+                                    ROOTFS / "banner", DRIVER]), mounts,
                       code_digest(Path(cpio.__file__)))[:16]
     out = cache / "initramfs" / f"{arts.dir.name}-{key}.cpio"
     if sealed(out):
@@ -110,6 +115,9 @@ def initramfs(cache: Path, arts: Artifacts) -> Path:
         cpio.file("/init", ROOTFS / "init", 0o755),
         cpio.file("/bin/ffbanner", ROOTFS / "banner", 0o755),
         cpio.file("/bin/ffsetup", ROOTFS / "ffsetup", 0o755),
+        # a reproducer's driver, for the checks promoted from reproducers (a
+        # row's program "ffrun": tests/vmtests/checks.toml)
+        cpio.file("/ff/ffrun", DRIVER, 0o755),
         cpio.file("/lib/ffprobe.ko", arts.probe, 0o644),
         cpio.file("/lib/ffsplat.ko", arts.splat_module, 0o644),
         cpio.Entry("file", "/etc/foliofarm-mounts", 0o644, mounts.encode()),
