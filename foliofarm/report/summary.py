@@ -41,7 +41,9 @@ WIDE = 160
 
 def print_table(doc: Results, names: list[str], console: Console | None = None) -> None:
     console = console or Console()
-    names = [*names, "console"]
+    # a column for each check some cell has a result of (not for one that ran nowhere)
+    ran = {c.name for cell in doc.cells for c in cell.checks}
+    names = [n for n in [*names, "console"] if n in ran]
     id_width = max((len(c.id) for c in doc.cells), default=4)
     if console.width < WIDE:
         console.print(narrow_table(doc, names, id_width))
