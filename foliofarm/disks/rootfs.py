@@ -19,8 +19,8 @@ from foliofarm.paths import ROOTFS, VMTESTS
 from foliofarm.util import StagingDir, code_digest, run, seal, sealed, sha256_files, sha256_text, write_atomic
 
 # A reproducer's driver (tests/vmtests/repro-run.sh): on a reproducer's disk
-# (disks/reproducer.py), and in every initramfs as /ff/ffrun for the checks
-# promoted from reproducers.
+# (disks/reproducer.py), and beside the guest programs as /ff/ffrun for the
+# checks promoted from reproducers (a row whose program is ffrun).
 DRIVER = VMTESTS / "repro-run.sh"
 
 CFLAGS = ["-static", "-O2", "-g0", "-Wall", "-Wextra", "-Werror", "-Wno-unused-parameter",
@@ -65,9 +65,10 @@ def debian_binary(cache: Path, package: str, inside: tuple[str, ...], name: str)
 
 
 def build_guest_programs(cache: Path) -> Path:
-    """Compile every guest program; returns the folder holding the binaries."""
+    """Compile every guest program; returns the folder holding the binaries
+    (and the reproducer's driver, ffrun)."""
     hosttools.require(CROSS_COMPILE + "gcc")
-    sources = list(VMTESTS.glob("*.c")) + list(VMTESTS.glob("*.h"))
+    sources = list(VMTESTS.glob("*.c")) + list(VMTESTS.glob("*.h")) + [DRIVER]
     cc_version = run([CROSS_COMPILE + "gcc", "--version"], what="gcc").stdout.decode()
     key = sha256_text(sha256_files(sources), cc_version, " ".join(CFLAGS))[:16]
     final = cache / "guest" / f"bin-{key}"
@@ -80,6 +81,8 @@ def build_guest_programs(cache: Path) -> Path:
             proc = subprocess.run(argv, capture_output=True, text=True, check=False)
             if proc.returncode:
                 raise BuildError(f"guest program {prog.name} does not build:\n{proc.stderr}")
+        shutil.copyfile(DRIVER, tmp / "ffrun")
+        (tmp / "ffrun").chmod(0o755)
     return final
 
 
@@ -100,7 +103,7 @@ def initramfs(cache: Path, arts: Artifacts) -> Path:
     mounts = mounts_table()
     key = sha256_text(sha256_files([bb, *progs.iterdir(), arts.probe, arts.splat_module,
                                     ROOTFS / "init", ROOTFS / "ffsetup",
-                                    ROOTFS / "banner", DRIVER]), mounts,
+                                    ROOTFS / "banner"]), mounts,
                       code_digest(Path(cpio.__file__)))[:16]
     out = cache / "initramfs" / f"{arts.dir.name}-{key}.cpio"
     if sealed(out):
@@ -115,9 +118,6 @@ def initramfs(cache: Path, arts: Artifacts) -> Path:
         cpio.file("/init", ROOTFS / "init", 0o755),
         cpio.file("/bin/ffbanner", ROOTFS / "banner", 0o755),
         cpio.file("/bin/ffsetup", ROOTFS / "ffsetup", 0o755),
-        # a reproducer's driver, for the checks promoted from reproducers (a
-        # row's program "ffrun": tests/vmtests/checks.toml)
-        cpio.file("/ff/ffrun", DRIVER, 0o755),
         cpio.file("/lib/ffprobe.ko", arts.probe, 0o644),
         cpio.file("/lib/ffsplat.ko", arts.splat_module, 0o644),
         cpio.Entry("file", "/etc/foliofarm-mounts", 0o644, mounts.encode()),
