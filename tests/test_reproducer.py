@@ -140,6 +140,16 @@ def test_a_reproducer_that_floods_is_cut_and_says_so(tmp_path):
     assert len("\n".join(dump.tool_output["repro"])) <= 65536
 
 
+def test_a_reproducer_past_its_time_limit_is_killed_and_fails_saying_so(tmp_path):
+    from foliofarm.judge import catalogue, checks
+    (tmp_path / "ffrepro").mkdir()
+    (tmp_path / "ffrepro" / "seconds").write_text("1\n")        # as disk() writes --repro-timeout
+    out = checks.evaluate(catalogue.by_name()["repro"], driven(tmp_path, "sh", "echo spinning\nwhile :; do :; done\n"),
+                          cell_of("4k", "xfs", "7.3"), "7.3")
+    assert out.outcome == "fail" and out.metrics["timed_out"] == 1
+    assert out.metrics["exit_status"] == 137 and out.metrics["output_tail"].startswith("spinning")
+
+
 def test_a_reproducer_passes_where_it_exits_0_and_fails_naming_its_status(tmp_path):
     from foliofarm.judge import catalogue, checks
     row = catalogue.by_name()["repro"]
@@ -159,7 +169,7 @@ def test_run_refuses_a_reproducer_that_does_not_compile_before_anything_builds(t
     err = capsys.readouterr().err
     assert "does not compile for arm64" in err and "typo.c:1" in err and "nope" in err
     assert main(["run", "--repro-args", "-n 3", "--dry-run"]) == 2
-    assert "--repro-args are a reproducer's: give --repro FILE" in capsys.readouterr().err
+    assert "--repro-args and --repro-timeout are a reproducer's: give --repro FILE" in capsys.readouterr().err
 
 
 def test_a_reproducers_run_checks_it_alone_and_its_repro_sh_runs_it_again(tmp_path, monkeypatch):
@@ -169,7 +179,8 @@ def test_a_reproducers_run_checks_it_alone_and_its_repro_sh_runs_it_again(tmp_pa
     from foliofarm.run.plan import RunOptions
     monkeypatch.setenv("FOLIOFARM_CACHE", str(tmp_path / "cache"))
     script = write(tmp_path, "state.sh", "cat /sys/kernel/mm/transparent_hugepage/enabled\n")
-    args = argparse.Namespace(repro=script, repro_args="-n {3}", checks=None, mm_selftests=None)
+    args = argparse.Namespace(repro=script, repro_args="-n {3}", repro_timeout=None, checks=None,
+                              mm_selftests=None)
     checks = run_checks(args)
     assert [c.name for c in checks] == ["repro"]
     assert checks[0].args[-2:] == ("-n", "{{3}}")               # the cell's placeholders never reach it

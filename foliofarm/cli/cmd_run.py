@@ -56,6 +56,9 @@ def run_parser(run: argparse.ArgumentParser, d: dict[str, Any]) -> None:
                           "judged (alone, unless --checks names others too)")
     run.add_argument("--repro-args", default="", metavar="ARGS",
                      help="the reproducer's arguments, split as a shell would")
+    run.add_argument("--repro-timeout", default=None, type=positive_int, metavar="S",
+                     help="kill the reproducer after S seconds in each guest (it then fails, "
+                          "timed out; default: the check's deadline)")
     run.add_argument("--variant", default="default",
                      help=f"kernel config variant, of {', '.join(matrix.variants())}")
     run.add_argument("--series", default=None, metavar="MBOX|DIR|BASE..TIP",
@@ -174,6 +177,7 @@ def run_options(args: argparse.Namespace, argv: list[str]) -> RunOptions:
         tree_guests=args.tree_guests,
         boot_with=args.boot_with,
         repro=args.repro.resolve() if args.repro else None, repro_args=args.repro_args,
+        repro_seconds=args.repro_timeout,
         command=["foliofarm", *argv],
     )
 
@@ -183,7 +187,7 @@ def run_checks(args: argparse.Namespace) -> list[Check]:
     and with --repro the reproducer's (alone where --checks names none)."""
     if args.repro is None:
         return catalogue.with_categories(catalogue.select(args.checks), args.mm_selftests)
-    loaded = reproducer.load(args.repro)
+    loaded = reproducer.load(args.repro, args.repro_timeout)
     named = catalogue.select(args.checks) if args.checks else []
     return catalogue.with_reproducer(catalogue.with_categories(named, args.mm_selftests), loaded.digest,
                                      shlex.split(args.repro_args))
@@ -202,9 +206,9 @@ def validate_run(args: argparse.Namespace) -> None:
         local = None if args.kernel.startswith("debian:") else Path(args.kernel).expanduser()
         series.load(args.series, local, args.allow_binary)
     if args.repro is not None:      # C that does not compile: its lines, before anything builds
-        reproducer.disk(cache_dir(), reproducer.load(args.repro))
-    elif args.repro_args:
-        raise UsageError("--repro-args are a reproducer's: give --repro FILE")
+        reproducer.disk(cache_dir(), reproducer.load(args.repro, args.repro_timeout))
+    elif args.repro_args or args.repro_timeout:
+        raise UsageError("--repro-args and --repro-timeout are a reproducer's: give --repro FILE")
     if args.boot_with == "vng":
         vng_command()       # installed, or say how
     from foliofarm.kernel.kconfig import check_extra

@@ -34,18 +34,23 @@ COMPILE_SECONDS = 120
 
 @dataclass(frozen=True)
 class Reproducer:
-    """A reproducer as given: its name, its kind ("c" or "sh") and its text."""
+    """A reproducer as given: its name, its kind ("c" or "sh") and its text,
+    and the seconds it may run in a guest before it is killed (None: the
+    check's own deadline)."""
     name: str
     kind: str
     text: str
+    seconds: int | None = None
 
     @property
     def digest(self) -> str:
-        return sha256_text(self.kind, self.text, " ".join(CFLAGS), DRIVER.read_text())[:16]
+        return sha256_text(self.kind, self.text, " ".join(CFLAGS), DRIVER.read_text(),
+                           str(self.seconds))[:16]
 
 
-def load(path: Path) -> Reproducer:
-    """``path`` read as a reproducer, or refused saying what to fix."""
+def load(path: Path, seconds: int | None = None) -> Reproducer:
+    """``path`` read as a reproducer (killed in a guest after ``seconds``),
+    or refused saying what to fix."""
     try:
         raw = path.read_bytes()
     except OSError as exc:
@@ -63,7 +68,7 @@ def load(path: Path) -> Reproducer:
         kind = "sh"
     else:
         raise UsageError(f"--repro {path}: name a C source FILE.c or a shell script (FILE.sh, or a #! line)")
-    return Reproducer(path.name, kind, text)
+    return Reproducer(path.name, kind, text, seconds)
 
 
 def compiled(repro: Reproducer, out: Path) -> Path:
@@ -107,6 +112,8 @@ def disk(cache: Path, repro: Reproducer) -> Path:
             (root / PROGRAM).chmod(0o755)
         (root / "name").write_text(repro.name + "\n")
         (root / "kind").write_text(repro.kind + "\n")
+        if repro.seconds:
+            (root / "seconds").write_text(f"{repro.seconds}\n")
         shutil.copyfile(DRIVER, root / "run")
         (root / "run").chmod(0o755)
         part = final.with_name(f".{final.name}.part-{os.getpid()}")

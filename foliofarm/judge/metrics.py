@@ -228,8 +228,9 @@ def printed_metrics(dump: smaps.Dump, mapping: str, row: dict[str, Any] | None) 
     ``key: number`` lines (judge/printed.py) and its last lines of output."""
     out: dict[str, Any] = {"exit_status": int(dump.figures["exit_status"]),
                            "repro_seconds": float(dump.figures["repro_seconds"])}
-    if "output_cut" in dump.figures:
-        out["output_cut"] = int(dump.figures["output_cut"])
+    for flag in ("output_cut", "timed_out"):        # over the output cap; killed at its time limit
+        if flag in dump.figures:
+            out[flag] = int(dump.figures[flag])
     lines = dump.tool_output.get("repro", [])
     for key, value in printed.figures("\n".join(lines)).items():
         out.setdefault(key, value)        # its own words never hide the farm's

@@ -38,6 +38,8 @@ def argv(opts: Any, page: str, fs: str) -> list[str]:
         out += ["--repro", _spec(str(opts.repro))]
         if opts.repro_args:
             out += ["--repro-args", opts.repro_args]
+        if getattr(opts, "repro_seconds", None):
+            out += ["--repro-timeout", str(opts.repro_seconds)]
     for item in opts.extra_config:
         out += ["-K", item]
     if opts.series:

@@ -176,11 +176,12 @@ class SeriesPatch(Part):
 
 class ReproducerRecord(Part):
     """The reproducer a run ran in every cell (``--repro``): its file's name,
-    kind ("c" or "sh"), content digest and own arguments."""
+    kind ("c" or "sh"), content digest, own arguments and time limit."""
     name: str
     kind: str
     digest: str
     args: list[str] = Field(default_factory=list)
+    seconds: Optional[int] = None       # --repro-timeout
 
 
 class SeriesRecord(Part):

@@ -87,10 +87,10 @@ class Executor:
         self.disks = {fs.name: images.image(self.cache, fs.name) for fs in o.filesystems}
         self.swap = images.swap_image(self.cache)
         if o.repro is not None:     # its C compiled in the sandbox (refused before anything built)
-            loaded = reproducer.load(o.repro)
+            loaded = reproducer.load(o.repro, o.repro_seconds)
             self.repro = reproducer.disk(self.cache, loaded)
             self.writer.set_reproducer(ReproducerRecord(name=loaded.name, kind=loaded.kind, digest=loaded.digest,
-                                                        args=shlex.split(o.repro_args)))
+                                                        args=shlex.split(o.repro_args), seconds=o.repro_seconds))
         if cells.wants_selftests(o.checks):
             self.mm_scratch = {fs.name: img for fs in o.filesystems
                                if (img := images.scratch_image(self.cache, fs.name))}

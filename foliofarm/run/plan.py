@@ -55,6 +55,7 @@ class RunOptions:
     lab: LabBoots | None = None      # --lab: a LAVA lab boots them (a booter of boot/protocol.py)
     repro: Path | None = None        # --repro FILE: a reproducer, run in every cell (the repro check)
     repro_args: str = ""             # --repro-args: its arguments, as given
+    repro_seconds: int | None = None  # --repro-timeout: killed in a guest after that long
     cells: set[str] | None = None    # --cells: "page-fs" names; None: every page x fs
     jobs: int | None = None          # make -j (default: the host's cores)
     cpus: int = 1                    # guest vCPUs

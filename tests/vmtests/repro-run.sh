@@ -7,7 +7,8 @@
 # bytes; the host reads "key: number" lines among them as figures).
 #
 # usage: run DUMP FS MNT DEV PROGRAM [ARGS...]   (PROGRAM's folder holds
-# "kind": sh or c; FFREPRO_WARM set: the page cache is left as it is)
+# "kind": sh or c, and may hold "seconds": its time limit; FFREPRO_WARM set:
+# the page cache is left as it is)
 OUTPUT_CAP=65536
 dump=$1 fs=$2 mnt=$3 dev=$4 prog=$5
 shift 5
@@ -15,17 +16,21 @@ shift 5
 psize=$(sed -n "s/^KernelPageSize: *\([0-9]*\) kB/\1/p" /proc/self/smaps | head -n 1)
 [ -n "$FFREPRO_WARM" ] || { sync; echo 3 > /proc/sys/vm/drop_caches; }
 start=$(cut -d' ' -f1 /proc/uptime)
-# a shell reproducer is run by the guest's shell, a C one as the program it is
-if [ "$(cat "$(dirname "$prog")/kind" 2>/dev/null)" = sh ]; then
-	FF_MNT=$mnt FF_DEV=$dev FF_FS=$fs sh "$prog" "$@" > /tmp/ffrepro.out 2>&1
-else
-	FF_MNT=$mnt FF_DEV=$dev FF_FS=$fs "$prog" "$@" > /tmp/ffrepro.out 2>&1
-fi
+# a shell reproducer is run by the guest's shell, a C one as the program it
+# is; with a "seconds" file beside it, killed after that many seconds
+limit=$(cat "$(dirname "$prog")/seconds" 2>/dev/null)
+set -- "$prog" "$@"
+[ "$(cat "$(dirname "$prog")/kind" 2>/dev/null)" = sh ] && set -- sh "$@"
+[ -n "$limit" ] && set -- timeout -s KILL "$limit" "$@"
+FF_MNT=$mnt FF_DEV=$dev FF_FS=$fs "$@" > /tmp/ffrepro.out 2>&1
 rc=$?
 end=$(cut -d' ' -f1 /proc/uptime)
+late=0
+[ -n "$limit" ] && late=$(awk "BEGIN { print ($end - $start >= $limit) ? 1 : 0 }")
 {
 	echo "meta check=repro fs=$fs page_size=$((psize * 1024)) dev=$dev"
 	echo "figure exit_status=$rc repro_seconds=$(awk "BEGIN { print $end - $start }")"
+	[ "$late" = 1 ] && echo "figure timed_out=1 time_limit=$limit"
 	# (before the output, whose last line, cut, may end without a newline)
 	[ "$(wc -c < /tmp/ffrepro.out)" -gt "$OUTPUT_CAP" ] && echo "figure output_cut=1"
 	head -c "$OUTPUT_CAP" /tmp/ffrepro.out | sed 's/^/X repro /'
