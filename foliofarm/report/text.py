@@ -220,8 +220,13 @@ def _reproducer(doc: Results) -> list[str]:
         for s in r.sides:
             if s.trouble:
                 lines += _wrap(f"{SIDE.get(s.label, s.label)}: {s.trouble[:400]}", "      ", "    ")
-    for cell, s in finding.shown_tails(runs):
-        lines.append(f"  Its last lines, {cell} {SIDE.get(s.label, s.label)}:")
+    tails = finding.shown_tails(runs)
+    for i, (cell, s) in enumerate(tails):
+        if i and tails[i - 1][0] == cell and tails[i - 1][1].tail == s.tail:
+            continue                            # said once for both sides
+        same = i + 1 < len(tails) and tails[i + 1][0] == cell and tails[i + 1][1].tail == s.tail
+        whose = "both sides" if same else SIDE.get(s.label, s.label)
+        lines.append(f"  Its last lines, {cell} {whose}:")
         lines += ["    " + line[:WIDTH - 4] for line in s.tail.splitlines()]
     return lines + [""]
 

@@ -129,6 +129,18 @@ class KcidbPart(Strict):
     token_file: str = ""
 
 
+class ReproPart(Strict):
+    # a reply in a tested series' thread asking "foliofarm: repro" with a
+    # reproducer (watch/asked.py): run on that series' base and series in
+    # every cell of [run]; at most this many runs an hour, and per sender
+    enabled: bool = True
+    per_hour: int = Field(default=6, ge=0)
+    per_sender_hour: int = Field(default=2, ge=0)
+    # each guest kills it after this long; the whole run is stopped after run_minutes
+    seconds: int = Field(default=120, ge=1)
+    run_minutes: float = Field(default=60, gt=0)
+
+
 class WatchConfig(Strict):
     interest: Interest = Field(default_factory=Interest)
     route: RoutePart = Field(default_factory=RoutePart)
@@ -139,6 +151,7 @@ class WatchConfig(Strict):
     smtp: SmtpPart = Field(default_factory=SmtpPart)
     cache: CachePart = Field(default_factory=CachePart)
     kcidb: KcidbPart = Field(default_factory=KcidbPart)
+    repro: ReproPart = Field(default_factory=ReproPart)
 
 
 def load(path: Path | None = None) -> WatchConfig:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import fcntl
 import json
-import re
 import sqlite3
 import sys
 import time
@@ -19,7 +18,7 @@ from foliofarm.kernel import prune
 from foliofarm.report import kcidb
 from foliofarm.paths import cache_dir
 from foliofarm.util import write_atomic
-from foliofarm.watch import reply, status, tester, threads
+from foliofarm.watch import findings, reply, status, tester, threads
 from foliofarm.watch.assess import assess
 from foliofarm.watch.archive import Archive, Unreachable
 from foliofarm.watch.config import WatchConfig
@@ -101,6 +100,7 @@ class Watcher:
             self.write_status()
         for row in self.state.rows("tested"):
             self.guarded(self.answer, row, "answering it")
+        findings.step(self)
         self.write_status()
         self.prune()
 
@@ -135,14 +135,16 @@ class Watcher:
         for epoch in self.archive.epochs(cursors, self.cfg.series.backlog_days):
             for batch in self.archive.read(epoch, cursors.get(epoch.name)):
                 now = time.time()
-                rows = []
+                rows, asks = [], []
                 for blob, raw in batch.messages:
                     m = threads.safely_described(raw, blob, now, limit)
                     key = threads.key_of(m) if m.part else None
                     rows.append((m, key, raw if key and m.kind != threads.TOO_LARGE else None))
                     if key:
                         touched.add(key)
-                new = self.state.ingest(epoch.name, batch.commit, rows, now)
+                    elif a := findings.noticed(self.state, self.cfg, m, raw, now):
+                        asks.append(a)          # a reproducer asked for in a reply
+                new = self.state.ingest(epoch.name, batch.commit, rows, now, asks)
                 self.say(f"epoch {epoch.name}: {new} new message(s), up to {batch.commit[:12]}")
         return touched
 
@@ -212,7 +214,7 @@ class Watcher:
         attempt = row.attempts + 1
         self.state.move(row.key, "testing", f"attempt {attempt}", attempts=attempt)
         folder = self.o.state_dir / "runs" / row.key
-        patches = self.patch_folder(row, folder / series_name(row))
+        patches = self.patch_folder(row, folder / row.folder_name)
         self.say(f"testing {row.subject!r} (v{row.version}, attempt {attempt}) in {folder}")
         out = tester.test_series(patches, folder, self.cfg.run.argv() + self.limits(),
                          folder / f"attempt-{attempt}.log",
@@ -347,6 +349,9 @@ class Watcher:
             tester.stop_group(row.pid)
             self.state.move(row.key, "queued", f"attempt {row.attempts} stopped with the watcher",
                             pid=None)
+        for a in self.state.asks("testing"):
+            tester.stop_group(a.pid)
+            self.state.move_ask(a.msgid, "queued", "stopped with the watcher", pid=None)
         for row in self.state.rows("sending"):
             if row.reply_id and self.state.has_message(row.reply_id):
                 self.state.move(row.key, "replied", "its reply is in the archive",
@@ -354,12 +359,6 @@ class Watcher:
             else:
                 self.state.move(row.key, "sending", "the watcher stopped while sending its reply: "
                                 "not sent again (it may have gone out)")
-
-
-def series_name(row: Tracked) -> str:
-    """The series folder's name, which the report shows: v2-mm-filemap-one-helper."""
-    slug = re.sub(r"[^A-Za-z0-9_.]+", "-", row.title).strip("-.")[:60].rstrip("-.")
-    return f"v{row.version}-{slug or 'series'}"
 
 
 def _first(text: str) -> str:

@@ -222,7 +222,7 @@ def judged_body(report_txt: str, version: int, patches: int, anchor: Message, ar
         lines.pop()
     head = [f"foliofarm tested v{version} of this series ({patches} patch{'es' if patches != 1 else ''}) "
             "on arm64 under QEMU, each check on the base and on base+series.", ""]
-    return "\n".join(head + lines + ["", *reproduce(anchor, argv), ""]) + _signature()
+    return "\n".join(head + lines + ["", *reproduce(anchor, argv), ""]) + signature()
 
 
 def refused_body(kind: str, said: str, version: int, anchor: Message, argv: list[str]) -> str:
@@ -231,8 +231,8 @@ def refused_body(kind: str, said: str, version: int, anchor: Message, argv: list
     said = said.strip() or "(no reason given)"
     return "\n".join([f"foliofarm {what} (v{version}) to test it on arm64:", "",
                       *("  " + ln for ln in said.splitlines()[:30]), "",
-                      *reproduce(anchor, argv), ""]) + _signature()
+                      *reproduce(anchor, argv), ""]) + signature()
 
 
-def _signature() -> str:
+def signature() -> str:
     return "\n-- \nfoliofarm: arm64 folio, contpte and readahead checks for 4K, 16K and 64K pages\n"

@@ -19,11 +19,18 @@ updates, so a restart finds each where it was. What a state means:
   quiet        done: judged, no reply wanted (configuration)
   failed       the farm could not test it, after the configured attempts
   expired      still incomplete after [series] give_up_days: given up
+
+A reproducer asked for in a reply (watch/findings.py) has states of its own
+(ASK_STATES): waiting for its series to be tested, queued, held (over a cap:
+on the status page, never run nor answered), testing, tested or refused (its
+reply due: the table, or why it was not run), replied, failed (the farm's
+fault: not answered).
 """
 
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 import time
 from dataclasses import asdict, dataclass
@@ -49,7 +56,14 @@ CREATE TABLE IF NOT EXISTS series (
     verdicts TEXT, reply_id TEXT, replied_at REAL, updated REAL NOT NULL);
 CREATE TABLE IF NOT EXISTS events (
     at REAL NOT NULL, series TEXT, what TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS asks (
+    msgid TEXT PRIMARY KEY, series TEXT NOT NULL, sender TEXT NOT NULL, subject TEXT NOT NULL,
+    asked REAL NOT NULL, state TEXT NOT NULL, reason TEXT NOT NULL DEFAULT '',
+    name TEXT NOT NULL DEFAULT '', args TEXT NOT NULL DEFAULT '', text TEXT NOT NULL DEFAULT '',
+    pid INTEGER, run_dir TEXT, started REAL, reply_id TEXT, replied_at REAL,
+    recipients INTEGER NOT NULL DEFAULT 0, raw BLOB NOT NULL, updated REAL NOT NULL);
 """
+ASK_STATES = ("waiting", "queued", "held", "testing", "tested", "refused", "replied", "failed")
 
 
 @dataclass
@@ -84,6 +98,36 @@ class Tracked:
     def page_verdicts(self) -> dict[str, list[Any]]:
         return json.loads(self.verdicts) if self.verdicts else {}
 
+    @property
+    def folder_name(self) -> str:
+        """The series folder's name, which the report shows: v2-mm-filemap-one-helper."""
+        slug = re.sub(r"[^A-Za-z0-9_.]+", "-", self.title).strip("-.")[:60].rstrip("-.")
+        return f"v{self.version}-{slug or 'series'}"
+
+
+@dataclass
+class Ask:
+    """A reproducer asked for in a reply: the asking message, the series of
+    its thread, what it asked for (watch/asked.py) and where it is."""
+    msgid: str
+    series: str
+    sender: str
+    subject: str
+    asked: float
+    state: str
+    raw: bytes
+    reason: str = ""
+    name: str = ""
+    args: str = ""
+    text: str = ""
+    pid: int | None = None
+    run_dir: str | None = None
+    started: float | None = None
+    reply_id: str | None = None
+    replied_at: float | None = None
+    recipients: int = 0
+    updated: float = 0.0
+
 
 class State:
     def __init__(self, folder: Path) -> None:
@@ -114,19 +158,29 @@ class State:
         return dict(self.db.execute("SELECT epoch, commit_id FROM cursors"))
 
     def ingest(self, epoch: str, commit: str,
-               messages: Iterable[tuple[Message, str | None, bytes | None]], now: float) -> int:
+               messages: Iterable[tuple[Message, str | None, bytes | None]], now: float,
+               asks: Iterable[Ask] = ()) -> int:
         """Messages (each with the series it belongs to, or None, and its raw
-        bytes where a series may need them) read from
-        ``epoch`` up to ``commit``, and the cursor moved there: all or none.
-        A Message-ID seen before keeps its first message. Returns how many
-        were new."""
+        bytes where a series may need them) read from ``epoch`` up to
+        ``commit``, the reproducers they ask for, and the cursor moved there:
+        all or none. A Message-ID seen before keeps its first message (and
+        asks for nothing again). Returns how many were new."""
         new = 0
         with self._txn():
+            fresh = set()
             for m, series, raw in messages:
                 cur = self.db.execute(
                     "INSERT OR IGNORE INTO messages(msgid, series, seen, body, raw) VALUES (?,?,?,?,?)",
                     (m.msgid, series, now, json.dumps(asdict(m)), raw))
                 new += cur.rowcount
+                if cur.rowcount:
+                    fresh.add(m.msgid)
+            for a in asks:
+                if a.msgid in fresh:     # at most one run per message, ever
+                    a.updated = now
+                    d = asdict(a)
+                    self.db.execute(f"INSERT OR IGNORE INTO asks({','.join(d)}) VALUES "
+                                    f"({','.join('?' * len(d))})", tuple(d.values()))
             self.db.execute("INSERT OR REPLACE INTO cursors(epoch, commit_id) VALUES (?,?)",
                             (epoch, commit))
         return new
@@ -193,10 +247,54 @@ class State:
 
     def replies_since(self, when: float) -> tuple[int, int]:
         """Replies sent (or whose sending may have gone out) since ``when``,
-        and their recipients."""
-        n, r = self.db.execute("SELECT COUNT(*), COALESCE(SUM(recipients), 0) FROM series "
-                               "WHERE replied_at >= ?", (when,)).fetchone()
+        to series and to reproducers asked for, and their recipients."""
+        n, r = 0, 0
+        for table in ("series", "asks"):
+            a, b = self.db.execute(f"SELECT COUNT(*), COALESCE(SUM(recipients), 0) FROM {table} "
+                                   "WHERE replied_at >= ?", (when,)).fetchone()
+            n, r = n + a, r + b
         return n, r
+
+    # -- reproducers asked for
+
+    def asks(self, *states: str) -> list[Ask]:
+        q, args = "SELECT * FROM asks", ()
+        if states:
+            q += f" WHERE state IN ({','.join('?' * len(states))})"
+            args = states
+        cur = self.db.execute(q + " ORDER BY asked, rowid", args)      # as they arrived
+        names = [d[0] for d in cur.description]
+        return [Ask(**dict(zip(names, r))) for r in cur.fetchall()]
+
+    def move_ask(self, msgid: str, state: str, reason: str | None = None, **fields: Any) -> None:
+        assert state in ASK_STATES, state
+        sets = {"state": state, "updated": time.time(), **fields}
+        if reason is not None:
+            sets["reason"] = reason
+        with self._txn():
+            self.db.execute(f"UPDATE asks SET {', '.join(f'{k}=?' for k in sets)} WHERE msgid=?",
+                            (*sets.values(), msgid))
+            self.db.execute("INSERT INTO events(at, series, what) VALUES (?,?,?)",
+                            (time.time(), f"ask:{msgid}", f"{state}: {reason or ''}".rstrip(": ")))
+
+    def runs_since(self, when: float, sender: str | None = None) -> int:
+        """Reproducer runs started since ``when`` (by ``sender``)."""
+        q, args = "SELECT COUNT(*) FROM asks WHERE started >= ?", [when]
+        if sender is not None:
+            q += " AND sender = ?"
+            args.append(sender)
+        return self.db.execute(q, args).fetchone()[0]
+
+    def in_thread(self, ids: Iterable[str]) -> Tracked | None:
+        """The newest series whose cover or thread root is one of ``ids``."""
+        ids = list(ids)
+        if not ids:
+            return None
+        marks = ",".join("?" * len(ids))
+        cur = self.db.execute(f"SELECT * FROM series WHERE anchor IN ({marks}) OR root IN ({marks}) "
+                              "ORDER BY version DESC, first_seen DESC LIMIT 1", (*ids, *ids))
+        row = cur.fetchone()
+        return Tracked(**dict(zip([d[0] for d in cur.description], row))) if row else None
 
     def _txn(self):
         return _Txn(self.db)

@@ -90,7 +90,25 @@ def render(state: State, folder: Path, archive: str, days: float = 14,
         "<table><thead><tr><th>series</th><th>version</th><th>patches</th><th>author</th>"
         f"<th>date (UTC)</th><th>state</th>{head}<th>results</th></tr></thead><tbody>",
         *(row_html(r, pages, folder, archive) for r in rows),
-        "</tbody></table></body></html>", ""])
+        "</tbody></table>", *([] if only else asks_html(state, since)), "</body></html>", ""])
+
+
+def asks_html(state: State, since: float) -> list[str]:
+    """The reproducers asked for in replies (watch/findings.py) of the last
+    days: who asked, on which series, where it stands and why."""
+    asks = [a for a in state.asks() if a.asked >= since]
+    if not asks:
+        return []
+    out = ["<h2>Reproducers asked for</h2>",
+           "<table><thead><tr><th>asked (UTC)</th><th>by</th><th>series</th><th>reproducer</th>"
+           "<th>state</th><th>why</th></tr></thead><tbody>"]
+    for a in sorted(asks, key=lambda a: a.asked, reverse=True):
+        row = state.get(a.series)
+        out.append(f"<tr><td>{_when(a.asked)}</td><td>{html.escape(a.sender)}</td>"
+                   f"<td>{html.escape(row.subject if row else a.series)}</td>"
+                   f"<td>{html.escape((a.name + ' ' + a.args).strip())}</td>"
+                   f"<td>{html.escape(a.state)}</td><td>{html.escape(a.reason[:300])}</td></tr>")
+    return out + ["</tbody></table>"]
 
 
 def write(state: State, folder: Path, archive: str, days: float = 14) -> Path:
