@@ -233,14 +233,18 @@ class State:
         """One series to ``state`` (with its reason and any other fields), and
         the move logged."""
         assert state in STATES, state
+        self._moved("series", "key", key, key, state, reason, fields)
+
+    def _moved(self, table: str, column: str, key: str, logged_as: str, state: str,
+               reason: str | None, fields: dict[str, Any]) -> None:
         sets = {"state": state, "updated": time.time(), **fields}
         if reason is not None:
             sets["reason"] = reason
         with self._txn():
-            self.db.execute(f"UPDATE series SET {', '.join(f'{k}=?' for k in sets)} WHERE key=?",
+            self.db.execute(f"UPDATE {table} SET {', '.join(f'{k}=?' for k in sets)} WHERE {column}=?",
                             (*sets.values(), key))
             self.db.execute("INSERT INTO events(at, series, what) VALUES (?,?,?)",
-                            (time.time(), key, f"{state}: {reason or ''}".rstrip(": ")))
+                            (time.time(), logged_as, f"{state}: {reason or ''}".rstrip(": ")))
 
     def events(self, key: str) -> list[tuple[float, str]]:
         return list(self.db.execute("SELECT at, what FROM events WHERE series=? ORDER BY at", (key,)))
@@ -267,15 +271,9 @@ class State:
         return [Ask(**dict(zip(names, r))) for r in cur.fetchall()]
 
     def move_ask(self, msgid: str, state: str, reason: str | None = None, **fields: Any) -> None:
+        """A reproducer asked for to ``state``, and the move logged."""
         assert state in ASK_STATES, state
-        sets = {"state": state, "updated": time.time(), **fields}
-        if reason is not None:
-            sets["reason"] = reason
-        with self._txn():
-            self.db.execute(f"UPDATE asks SET {', '.join(f'{k}=?' for k in sets)} WHERE msgid=?",
-                            (*sets.values(), msgid))
-            self.db.execute("INSERT INTO events(at, series, what) VALUES (?,?,?)",
-                            (time.time(), f"ask:{msgid}", f"{state}: {reason or ''}".rstrip(": ")))
+        self._moved("asks", "msgid", msgid, f"ask:{msgid}", state, reason, fields)
 
     def runs_since(self, when: float, sender: str | None = None) -> int:
         """Reproducer runs started since ``when`` (by ``sender``)."""
