@@ -114,6 +114,7 @@ def up(workers: int = 2, port: int = 8900) -> dict:
     manage("migrate", "--no-input")
     if "qemu" not in manage("device-types", "list"):
         manage("device-types", "add", "qemu")
+    fail_left()
     listed = manage("workers", "list")
     for i in range(1, workers + 1):
         w = f"w{i}"
@@ -152,6 +153,16 @@ def up(workers: int = 2, port: int = 8900) -> dict:
                          if re.fullmatch(r"w\d+", w["hostname"])) >= workers, 120,
              f"{workers} workers to come online")
     return state
+
+
+def fail_left() -> None:
+    """Jobs an earlier session of the lab left scheduled, running or being
+    canceled (a lab stopped mid-job) are finished as incomplete before any
+    worker starts: a new worker told to cancel a job its empty folder never
+    held exits, and its device takes no job again."""
+    for st in ("SCHEDULED", "RUNNING", "CANCELING"):
+        for job in re.findall(r"- (\d+)@", manage("jobs", "list", "--state", st)):
+            manage("jobs", "fail", job)
 
 
 def cancel_left(url: str, token: str) -> None:
