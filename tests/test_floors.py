@@ -44,7 +44,10 @@ class Calls:
         if back is None or not callee.startswith("foliofarm."):
             return
         caller = back.f_globals.get("__name__", "")
-        if caller.startswith("foliofarm."):
+        # an object handed down to be called (kernel/untrusted's watcher of a
+        # sandboxed build, given to sandbox.run) is the caller's own choice,
+        # not a way up: callbacks of the run's room are plain functions
+        if caller.startswith("foliofarm.") and frame.f_code.co_name != "__call__":
             self.seen += 1
             if upward(caller, callee):
                 self.up.add((caller, back.f_code.co_name, callee, frame.f_code.co_name))

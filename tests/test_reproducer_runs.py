@@ -63,10 +63,12 @@ def repro_rows(doc: dict) -> dict[str, dict]:
     return {r["page_size"] + "-" + r["fs"]: r for r in doc["verdicts"] if r["check"] == "repro"}
 
 
-def test_a_readahead_control_moves_the_reproducers_figure_in_exactly_the_cells_it_affects(tmp_path):
+@pytest.mark.budget
+def test_a_readahead_control_moves_the_reproducers_figure_in_exactly_the_cells_it_affects(tmp_path, budget):
     """neg-force-thp-ra gates MADV_HUGEPAGE readahead off where the PMD order
     is over the page cache's largest (64K pages): exec-resident in its
     hugepage mode reads far less there, and the same on 4K."""
+    budget(5 * 60, "a readahead control against a reproducer (4K and 64K series builds)")
     code, doc, latest = run(tmp_path, "--series", str(SERIES / "neg-force-thp-ra"), "--repro", EXEC_RESIDENT,
                             "--repro-args", "hugepage", cells="4k-xfs,64k-xfs")
     rows = repro_rows(doc)
@@ -82,10 +84,12 @@ def test_a_readahead_control_moves_the_reproducers_figure_in_exactly_the_cells_i
     assert doc["reproducer"]["args"] == ["hugepage"]
 
 
-def test_a_series_that_warns_on_64k_only_is_the_reproducers_regression_there_alone(tmp_path):
+@pytest.mark.budget
+def test_a_series_that_warns_on_64k_only_is_the_reproducers_regression_there_alone(tmp_path, budget):
     """examples/series/warn-64k-exec WARNs where exec_folio_order() is 0: the
     reproducer's exec faults reach it on 64K, not on 4K; on the base alone
     the reproducer has no news."""
+    budget(5 * 60, "a 64K-only WARN against a reproducer (4K and 64K series builds)")
     code, doc, latest = run(tmp_path / "series", "--series", str(SERIES / "warn-64k-exec"),
                             "--repro", EXEC_RESIDENT, cells="4k-xfs,64k-xfs")
     rows = repro_rows(doc)
