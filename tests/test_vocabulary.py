@@ -16,6 +16,7 @@ WORDS = {str(w) for w in (*OUTCOMES, *VERDICTS)}
 # The same spelling in another vocabulary, with why it is not the farm's word.
 OTHERS = {
     ("lava/remote.py", "fail"): "LAVA's own result word for a job",
+    ("lava/lab.py", "fail"): "lava-server manage jobs fail: LAVA's command that finishes a job",
     ("watch/assess.py", "incomplete"): "a thread's state (watch/state.py)",
     ("watch/loop.py", "incomplete"): "a thread's state (watch/state.py)",
     ("watch/state.py", "incomplete"): "a thread's state (watch/state.py)",
