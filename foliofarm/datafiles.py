@@ -91,6 +91,9 @@ class CheckRow(Strict):
     summary: list[tuple[str, str]] = []   # the summary table's column: (figure, how it is shown)
     in_text: bool = False              # report.txt shows its folio table whatever moved
     on_request: bool = False           # run only when asked for by name (--checks, --repro)
+    # seconds on one core a first run expects, per part: "cell", and a split
+    # check's "page" and "race" (the schedule's guess until it has times)
+    estimate: dict[Literal["cell", "page", "race"], float] = {}
     mapping: str = "text"              # the dump's mapping its figures are of
     setup: list[str] = []              # shell lines run before it (the cell's placeholders filled)
     # the mm selftests' own (tests/vmtests/mm-selftests.sh, measure/split.py)

@@ -151,15 +151,45 @@ def build_dir(cache: Path, bdir: Path, log: Callable[[str], None] | None = None)
     return hold(lock_path(cache, "build", bdir), f"build directory {bdir}", True, log)
 
 
-def host_guests() -> int:
+# What a guest of the farm's own checks keeps of the host's memory (QEMU's
+# resident set: its checks touch a few hundred MB of the guest's), and what a
+# kernel build keeps per make job (cc1 of a large unit, the linker at the end).
+OWN_GUEST_MB = 1024
+BUILD_JOB_MB = 512
+
+
+def host_memory_mb() -> int:
+    """The host's memory in MB; 0 where the system does not say."""
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // (1 << 20)
+    except (ValueError, OSError):
+        return 0
+
+
+def guests_for(cores: int, total_mb: int, memory_mb: int) -> tuple[int, int]:
+    """Guests at once for a host of ``cores`` and ``total_mb``, guests of
+    ``memory_mb``: (the farm's own checks', the tree's). Each pool one more
+    than the cores (a guest leaves its core idle while QEMU starts, while the
+    host reads its dumps, in the selftests' sleeps: measured on 2 cores, cores
+    busy 92.7% with two tree guests, 97.1% with three), no fixed cap; the
+    tree's as many as the memory holds beside the own checks' guests and a
+    build's make jobs (a series builds while the base's guests run)."""
+    cores = max(1, cores)
+    if not total_mb:
+        return cores + 1, cores + 1
+    left = total_mb - (cores + 1) * OWN_GUEST_MB - cores * BUILD_JOB_MB
+    return cores + 1, max(1, min(cores + 1, left // max(1, memory_mb)))
+
+
+def host_guests(memory_mb: int = 2048) -> int:
     """Guests at once on this host, across all runs that share its cache:
     $FOLIOFARM_HOST_GUESTS, else what one run boots at most by default (its own
-    checks' guests and its tree's: one more than the cores each, at most 3), so
-    that a run alone is not slowed and two runs share the cores, not double them."""
+    checks' guests and its tree's, guests_for), so that a run alone is not
+    slowed and two runs share the cores, not double them."""
     env = os.environ.get("FOLIOFARM_HOST_GUESTS", "")
     if env.isdigit() and int(env) > 0:
         return int(env)
-    return 2 * max(1, min(3, (os.cpu_count() or 1) + 1))
+    return sum(guests_for(os.cpu_count() or 1, host_memory_mb(), memory_mb))
 
 
 class HostSlots:

@@ -4,6 +4,7 @@ from pathlib import Path
 
 import pytest
 
+from foliofarm import locks
 from foliofarm.cli import options
 from foliofarm.cli import main
 
@@ -196,15 +197,18 @@ def test_dry_run_shows_the_series_as_read(capsys, tmp_path):
 @pytest.mark.parametrize("cores,gib,memory_mb,want", [
     (2, 24, 4096, 3),      # this farm's machines: cores + 1
     (1, 24, 4096, 2),
-    (16, 64, 4096, 3),     # at most 3
-    (2, 16, 4096, 2),      # 16 GiB: 4 guests' worth, two kept for the own checks' guests
-    (2, 24, 8192, 1),      # large guests: memory decides, never below one
+    (16, 64, 4096, 9),     # no fixed cap: 64 GiB less 17 own guests' and 16 make jobs' holds nine
+    (32, 256, 4096, 33),   # cores + 1 where the memory holds them
+    (2, 16, 4096, 3),      # 16 GiB: 12 GiB left beside the own guests and a build
+    (2, 24, 8192, 2),      # large guests: memory decides
+    (2, 4, 8192, 1),       # never below one
 ])
 def test_tree_guests_default_follows_cores_and_memory(monkeypatch, cores, gib, memory_mb, want):
     monkeypatch.setattr(options.os, "cpu_count", lambda: cores)
-    monkeypatch.setattr(options.os, "sysconf", lambda name: {"SC_PHYS_PAGES": gib << 18,
+    monkeypatch.setattr(locks.os, "sysconf", lambda name: {"SC_PHYS_PAGES": gib << 18,
                                                         "SC_PAGE_SIZE": 4096}[name])
     assert options.default_tree_guests(memory_mb) == want
+    assert options.default_guests() == cores + 1      # the own checks' guests touch little memory
 
 
 def test_boot_with_picks_the_booter_and_runner_is_its_old_name():

@@ -27,7 +27,7 @@ LEVELS: dict[str, int] = {
     "intake": 3, "judge": 3,
     "results": 2,
     "util": 1, "matrix": 1, "errors": 1, "paths": 1, "datafiles": 1, "locks": 1,
-    "hosttools": 1, "sandbox": 1, "cgroups": 1, "beneath": 1,
+    "hosttools": 1, "sandbox": 1, "cgroups": 1, "beneath": 1, "kept": 1,
 }
 
 
@@ -134,7 +134,7 @@ def test_no_cache_key_is_made_from_a_module_path():
 # beside a run (watch, lava) and the farm's own self-checks (selfcheck) too.
 TOP_LEVEL = {"__init__", "__main__",
              "errors", "paths", "util", "locks", "sandbox", "cgroups", "beneath", "matrix", "datafiles",
-             "hosttools"}
+             "hosttools", "kept"}
 STAGES = {"cli", "intake", "kernel", "boot", "disks", "measure", "judge", "report", "results", "run",
           "selfcheck", "watch", "lava"}
 

@@ -111,6 +111,9 @@ class GuestSession:
         self.history: list[CommandResult] = []   # every command's result, in order
         self.hang_grace = HANG_GRACE_S
         self.cgroup: cgroups.Cgroup | None = None    # QEMU's totals (guest_totals), where the host gives one
+        self.started = 0.0           # time.monotonic() when QEMU was started
+        self.guest_seconds = 0.0     # QEMU's wall time, from its start to its end
+        self.cpu_seconds: float | None = None   # and the host CPU time it used (every thread)
 
     # -- lifecycle ---------------------------------------------------------------
     def __enter__(self) -> "GuestSession":
@@ -118,7 +121,7 @@ class GuestSession:
         self.console_log.parent.mkdir(parents=True, exist_ok=True)
         self._log = open(self.console_log, "w", encoding="utf-8", errors="replace", buffering=1)
         self._log.write(f"# {' '.join(argv)}\n")
-        t0 = time.monotonic()
+        t0 = self.started = time.monotonic()
         self.cgroup = cgroups.Cgroup.make(guest_totals(argv)) if sandbox.enabled() else None
         self.child = pexpect.spawn(argv[0], argv[1:], encoding="utf-8", codec_errors="replace",
                                    timeout=self.boot_timeout, maxread=65536,
@@ -153,6 +156,8 @@ class GuestSession:
 
     def __exit__(self, *exc: object) -> None:
         if self.child is not None:
+            self.cpu_seconds = priority.cpu_seconds(self.child.pid)
+            self.guest_seconds = time.monotonic() - self.started
             try:
                 self.child.terminate(force=True)
             except Exception:   # the process may be gone already

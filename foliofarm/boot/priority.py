@@ -82,6 +82,19 @@ def niceness(pid: int) -> int | None:
         return None
 
 
+def cpu_seconds(pid: int) -> float | None:
+    """The host CPU time ``pid`` has used, every thread of it, user and system
+    (/proc/PID/stat's utime and stime); None if it is gone or unreadable."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+        # the fields after the command's ")" (which may itself hold spaces):
+        # state is field 3, utime 14 and stime 15
+        rest = text[text.rindex(")") + 2:].split()
+        return (int(rest[11]) + int(rest[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 class Priorities:
     """The guests of a process: how many of the own checks' run, and which of
     the tree's there are to slow while they do. Thread-safe; guests register

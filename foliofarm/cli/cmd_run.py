@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from foliofarm import matrix
 from foliofarm.boot.qemu import TCG_THREADS, numa_layout
-from foliofarm.cli.options import (default_guests, default_tree_guests, positive_int, positive_seconds,
+from foliofarm.cli.options import (core_counts, default_guests, default_tree_guests, positive_int, positive_seconds,
                                    writable_dir)
 from foliofarm.disks import reproducer
 from foliofarm.errors import UsageError
@@ -28,6 +28,14 @@ def add_parser(sub: Any, d: dict[str, Any]) -> None:
     p = sub.add_parser("run", help="build, boot and check the matrix")
     run_parser(p, d)
     p.set_defaults(func=command)
+
+
+def dry_run_options(run: argparse.ArgumentParser) -> None:
+    run.add_argument("--dry-run", action="store_true",
+                     help="say which cells, builds and boots the run would do, and stop")
+    run.add_argument("--plan-cores", type=core_counts, default=[], metavar="N[,N...]",
+                     help="with --dry-run (implied): the planner's expected wall time of the run's boots on "
+                          "hosts of N cores, from the times earlier runs recorded (e.g. 2,4,8,16,32)")
 
 
 def run_parser(run: argparse.ArgumentParser, d: dict[str, Any]) -> None:
@@ -82,8 +90,7 @@ def run_parser(run: argparse.ArgumentParser, d: dict[str, Any]) -> None:
     run.add_argument("--cells", default=None, metavar="GLOB,...",
                      help="only these cells, as page-fs names or globs: 64k-*, *-xfs, 4k-ext4 "
                           "(within --page-sizes and --fs)")
-    run.add_argument("--dry-run", action="store_true",
-                     help="say which cells, builds and boots the run would do, and stop")
+    dry_run_options(run)
     run.add_argument("-K", dest="extra_config", action="append", default=[], metavar="CONFIG_FOO=y",
                      help="an extra kernel config item, merged after the fragments and verified "
                           "like them (repeatable)")
@@ -116,11 +123,11 @@ def guest_options(run: argparse.ArgumentParser, d: dict[str, Any]) -> None:
                                        f"dealt round them (default {d.get('guest_numa_nodes', 1)})")
     run.add_argument("--guests", type=positive_int, default=default_guests(),
                      help="boots of the farm's own checks at once, each its own TCG guest "
-                          "(default: one more than the host's cores, at most 3)")
+                          "(default: one more than the host's cores)")
     run.add_argument("--tree-guests", type=positive_int,
                      default=default_tree_guests(d.get("guest_memory_mb", 2048)), metavar="N",
                      help="boots of the tree's checks (selftests, thpmaps) at once, yielding the "
-                          "cores to the own checks' guests (default: cores + 1, at most 3)")
+                          "cores to the own checks' guests (default: cores + 1, as many as the memory holds)")
     run.add_argument("--boot-with", choices=("qemu", "vng"), default="qemu",
                      help="what boots the farm's own checks here: its QEMU, or virtme-ng (the tree's "
                           "checks stay on the farm's QEMU: docs/user-guide.md, the same cell under "
@@ -137,7 +144,7 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
     from foliofarm.lava.remote import LabBoots
     if (lab := LabBoots.from_args(args)) is not None:      # the lab answers and takes the token
         opts.lab = lab
-    if args.dry_run:
+    if opts.dry_run:
         return Runner(opts).dry_run()
     writable_dir(opts.results)     # last: a refused run leaves no folder behind
     return Runner(opts).execute()
@@ -162,7 +169,7 @@ def run_options(args: argparse.Namespace, argv: list[str]) -> RunOptions:
         jobs=args.jobs,
         cpus=args.cpus, memory_mb=args.memory, numa_nodes=args.numa_nodes,
         extra_config=args.extra_config,
-        dry_run=args.dry_run,
+        dry_run=args.dry_run or bool(args.plan_cores), plan_cores=args.plan_cores,
         checks=run_checks(args),
         results=args.results.resolve(),
         variant=matrix.select_variant(args.variant),

@@ -6,6 +6,7 @@ import argparse
 import os
 from pathlib import Path
 
+from foliofarm import locks
 from foliofarm.errors import UsageError
 
 
@@ -47,24 +48,24 @@ def writable_dir(path: Path) -> Path:
     return path
 
 
+def core_counts(text: str) -> list[int]:
+    """--plan-cores: host sizes, "2,4,8"."""
+    try:
+        out = [int(w) for w in text.split(",") if w.strip()]
+    except ValueError:
+        out = []
+    if not out or min(out) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: give core counts of at least 1, separated by commas "
+                                         "(2,4,8,16,32)")
+    return out
+
+
 def default_guests() -> int:
-    """Own-check boots at once: one more than the cores (a guest's boot leaves
-    its core idle while QEMU starts and the host reads its dumps; measured on
-    2 cores, the nine own-check boots of a series: 34 s two at once, 32 s three),
-    at most 3."""
-    return max(1, min(3, (os.cpu_count() or 1) + 1))
+    """Own-check boots at once: one more than the cores (locks.guests_for)."""
+    return locks.guests_for(os.cpu_count() or 1, locks.host_memory_mb(), 0)[0]
 
 
 def default_tree_guests(memory_mb: int) -> int:
-    """Tree-check boots at once: one more than the cores, at most 3, and as
-    many as the host's memory holds at ``memory_mb`` each beside two more (the
-    own checks' guests, that touch little of theirs). The selftests leave a
-    core idle a tenth of the time (I/O, their own sleeps: khugepaged's waits
-    for a scan): measured on 2 cores, 24 GiB, a default series run, cores
-    busy 92.7% with two, 97.1% with three; the verdict 612.9 s against 599.2 s."""
-    try:
-        total_mb = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // (1 << 20)
-    except (ValueError, OSError):
-        total_mb = 0
-    by_memory = total_mb // memory_mb - 2 if total_mb else 3
-    return max(1, min(3, (os.cpu_count() or 1) + 1, by_memory))
+    """Tree-check boots at once: one more than the cores, as many as the
+    host's memory holds at ``memory_mb`` each (locks.guests_for)."""
+    return locks.guests_for(os.cpu_count() or 1, locks.host_memory_mb(), memory_mb)[1]

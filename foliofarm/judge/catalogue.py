@@ -44,6 +44,9 @@ class Check:
     summary: tuple[tuple[str, str], ...] = ()     # the summary table's column: (figure, "how {}")
     in_text: bool = False       # report.txt shows its folio table whatever moved
     on_request: bool = False    # run only when asked for by name, never by default
+    # seconds on one core a first run expects of it, per part ("cell"; a split
+    # check's "page" and "race"), until the cache has its times (measure/durations.py)
+    estimate: dict[str, float] = field(default_factory=dict, hash=False, compare=False)
 
     @property
     def mapping(self) -> str:
@@ -55,7 +58,7 @@ class Check:
 # the selftests' own) stays in its options, where the guest's command line
 # finds its placeholders.
 OWN_FIELDS = ("program", "args", "timeout", "description", "tree", "metrics", "figures", "summary", "in_text",
-              "on_request")
+              "on_request", "estimate")
 
 
 @cache
@@ -73,7 +76,7 @@ def by_name() -> dict[str, Check]:
                     description=own.get("description", ""), tree=own.get("tree"), metrics=own.get("metrics"),
                     figures=tuple(own.get("figures", ())), summary=tuple(map(tuple, own.get("summary", ()))),
                     in_text=bool(own.get("in_text", False)), on_request=bool(own.get("on_request", False)),
-                    options=row)
+                    estimate=dict(own.get("estimate", {})), options=row)
         if chk.metrics is not None and chk.metrics not in METRICS:
             raise ConfigError(f"{path}: [{name}] metrics = {chk.metrics!r} is not a function of "
                               f"foliofarm/judge/metrics.py METRICS ({', '.join(sorted(METRICS))})")

@@ -10,13 +10,9 @@ under a lock (runs at once share it), read back by every later run."""
 
 from __future__ import annotations
 
-import fcntl
-import json
-import os
 import time
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from foliofarm.judge import flaky
 from foliofarm.judge.catalogue import Check
@@ -26,6 +22,7 @@ from foliofarm.measure.cells import BOOT_LAYOUT, Context, Kernel, boot_append
 from foliofarm.results import schema
 from foliofarm.results.schema import CheckResult
 from foliofarm.results.schema import Role
+from foliofarm.kept import locked_beside, read_kept
 from foliofarm.util import sha256_text, write_json
 from foliofarm.results.outcome import Outcome
 
@@ -45,27 +42,9 @@ def path_of(ctx: Context, k: Kernel) -> Path:
     return ctx.cache / "history" / f"{k.arts.dir.name[:60]}-{key}.json"
 
 
-@contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path.with_suffix(".lock"), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)
-
-
 def read(path: Path) -> dict[str, Any]:
-    """A history as kept; an empty one where there is none or it is not one
-    this farm wrote (a damaged file is started again, never trusted)."""
-    try:
-        doc = json.loads(path.read_text())
-        if isinstance(doc, dict) and doc.get("version") == VERSION and isinstance(doc.get("cells"), dict):
-            return doc
-    except (OSError, ValueError):
-        pass
-    return {"version": VERSION, "cells": {}, "runs": []}
+    """A history as kept (util.read_kept: a damaged one is started again)."""
+    return read_kept(path, VERSION, {"cells": {}, "runs": []})
 
 
 def boot_results(k: Kernel, checks: list[Check], measured: dict[str, Measurement]) -> dict[str, dict[str, bool]]:
@@ -86,7 +65,7 @@ def add(path: Path, k: Kernel, run_id: str, results: dict[str, dict[str, bool]])
     if not any(results.values()):
         return
     now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    with _locked(path):
+    with locked_beside(path):
         doc = read(path)
         doc.update(kernel=k.cells[0].kernel, kernel_xy=k.kernel_xy, page_size=k.cells[0].page.name,
                    artifacts=k.arts.dir.name)

@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from foliofarm.measure import confirm, history, split
+from foliofarm.measure import confirm, durations, history, split
 from foliofarm.boot import framed
 from foliofarm.boot.protocol import Reports
 from foliofarm.judge import ktap
@@ -153,6 +153,7 @@ class Pass:
         self.boots: list[Any] = []
         self.lock = threading.Lock()
         self.timeouts = base_timeouts(ctx, k)
+        self.expected: dict[int, float] = {}     # id(group) -> the seconds its part should take
         self.known = history.known(ctx, k) if not label else {}    # flaky by the kernel's history
         # split checks: the page part by check (put together from its page and
         # race parts as they arrive), cell parts waiting for it
@@ -238,14 +239,32 @@ class Pass:
                         pairs=cell_pairs, boot_timeout=ctx.boot_timeout, timeouts=self.timeouts,
                         fs=where if group.bare else None, tree=group.later, claim=group.at_once,
                         labels=labels)
+        took: list[BootEntry] = []
         for got in booter.boot(plan, status):
             if isinstance(got, BootEntry):
+                took.append(got)
+                got.expected_s = self.expected.get(id(group))
+                if got.guest_seconds:
+                    got.started_s = round(max(0.0, ctx.writer.seconds() - got.guest_seconds), 1)
                 self.on_boot(got)
             elif isinstance(got, Reports):
                 with self.lock:
                     self.splats[got.cell.id] += [f"{r} ({got.when})" for r in got.lines]
             else:
                 self.on_measured(*got)
+        walls = [b.guest_seconds for b in took if b.guest_seconds]
+        if walls and not any(b.error for b in took):     # a boot that failed took no part's time
+            cpus = [b.cpu_seconds for b in took if b.cpu_seconds is not None]
+            durations.record(ctx.cache, self.part_of(group), sum(walls),
+                             sum(cpus) if len(cpus) == len(walls) else None)
+
+    def part_of(self, group: Group) -> durations.GuestWork:
+        """``group`` as the schedule's records know it (measure/durations.py)."""
+        ctx, cell = self.ctx, group.pairs[0][0]
+        part = ("race" if group.at_once else "page") if group.bare else "tree" if group.later else "own"
+        return durations.GuestWork(self.k.kernel_xy, self.page.name, part, "" if group.bare else cell.fs.name,
+                              tuple(c.name for _, c in group.pairs),
+                              durations.machine_key(ctx.cpus, ctx.memory_mb, ctx.accel, ctx.booter.name))
 
     def boot_cells(self, groups: list[Group]) -> None:
         """Every group's boots, ``ctx.guests`` at once of the farm's own checks
@@ -256,20 +275,19 @@ class Pass:
         ctx = self.ctx
         slots = ctx.slots or GuestSlots(ctx.guests)
         fs_rank = {c.fs.name: i for i, c in enumerate(self.k.cells)}
+        records = durations.read(durations.path_of(ctx.cache))
+        expected = self.expected = {
+            id(g): round(durations.seconds(records, self.part_of(g), [c for _, c in g.pairs])[0], 1)
+            for g in groups}
 
         def rank(g: Group) -> tuple[Any, ...]:
             cell = g.pairs[0][0]
             if not g.later:
                 return False, cell.page.bytes, self.label, fs_rank[cell.fs.name]
-            # The tree's checks, longest first, so that the last to finish
-            # starts early (two tree guests share the run's last minutes): the
-            # page parts (every selftest that takes no filesystem: minutes),
-            # then the cells whose filesystem the selftests write to (khugepaged
-            # all:file, split_huge_page_test), then the others (thpmaps alone:
-            # seconds); within each, the larger page first (the slower there).
-            light = not g.bare and cell.fs.name not in self.k.mm_scratch
-            return (True, not g.bare, light, -cell.page.bytes, g.at_once, self.label,
-                    fs_rank[cell.fs.name])
+            # The tree's checks, longest first by their recorded times (the
+            # catalogue's estimates on a first run: measure/durations.py), so
+            # that the run's tail is about one part long.
+            return True, -expected[id(g)], self.label, fs_rank[cell.fs.name]
 
         def in_slot(g: Group) -> None:
             with slots.slot(rank(g), queued=True):

@@ -112,6 +112,11 @@ class BootEntry(Part):
     reused: Optional[str] = None
     measured_by: Optional[str] = None
     boot_seconds: Optional[Number] = None
+    part: Optional[str] = None          # "own", "tree", "page" or "race" (boot/session.py BootPlan.part)
+    guest_seconds: Optional[Number] = None   # QEMU's wall time, start to end
+    cpu_seconds: Optional[Number] = None     # the host CPU time QEMU used (all its threads)
+    started_s: Optional[Number] = None       # when QEMU started, in seconds since the run began
+    expected_s: Optional[Number] = None      # the seconds its part was expected to take (measure/durations.py)
     # the host's 1-minute load average per core when the guest's shell came up
     # and when the boot ended: a lockup logged on an overloaded host is the host's
     host_load: list[Number] = []
@@ -182,6 +187,21 @@ class ReproducerRecord(Part):
     digest: str
     args: list[str] = Field(default_factory=list)
     seconds: Optional[int] = None       # --repro-timeout
+
+
+class ScheduleRecord(Part):
+    """How long the run's guests took, against what was planned for them
+    (measure/schedule.py): ``planned_s`` replays the parts' expected times
+    (earlier runs' records, else the catalogue's estimates), ``replayed_s``
+    their times in this run, both on this host's cores and guests; ``real_s``
+    when the last guest ended; all in seconds since the run began."""
+    cores: int
+    own_guests: int
+    tree_guests: int
+    parts: int
+    planned_s: Number
+    replayed_s: Number
+    real_s: Number
 
 
 class SeriesRecord(Part):
@@ -324,6 +344,7 @@ class Results(Part):
     stages: dict[str, Number] = Field(default_factory=dict)
     series: Optional[SeriesRecord] = None
     reproducer: Optional[ReproducerRecord] = None
+    schedule: Optional[ScheduleRecord] = None
     checkpatch: Optional[list[Checkpatch]] = None
     each_commit: Optional[list[EachCommit]] = None
     # cell -> check -> figure -> noise (inf where a move was not repeated)

@@ -178,6 +178,10 @@ class ResultsWriter:
             self.doc.series = series
             self.flush()
 
+    def set_schedule(self, record: schema.ScheduleRecord) -> None:
+        with self.lock:
+            self.doc.schedule = record
+
     def set_reproducer(self, record: schema.ReproducerRecord) -> None:
         with self.lock:
             self.doc.reproducer = record

@@ -142,7 +142,7 @@ class Executor:
         lab = self.opts.lab          # a LAVA lab boots the own checks: its queue, not this host's
         slots = cells.GuestSlots(lab.queue if lab else self.opts.guests, self.opts.tree_guests or self.opts.guests,
                                  expect=[p.name for p in self.opts.page_sizes] if id(src) in self.at_once
-                                 else (), host=locks.HostSlots(self.cache), own_here=lab is None)
+                                 else (), host=locks.HostSlots(self.cache, locks.host_guests(self.opts.memory_mb)), own_here=lab is None)
         try:
             with ThreadPoolExecutor(max_workers=len(builds), thread_name_prefix="page") as pages:
                 measuring, queued = [], set()

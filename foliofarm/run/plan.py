@@ -24,6 +24,7 @@ from foliofarm.intake import apply, bases, checkpatch, series, source
 from foliofarm.judge.catalogue import Check
 from foliofarm.kernel.build import Builder
 from foliofarm.kernel.kconfig import extra_fragment
+from foliofarm.measure import durations, schedule
 from foliofarm.results.writer import ResultsWriter
 from foliofarm.results.schema import (BaseChoice, Checkpatch, EachCommit, Role, SeriesPatch, SeriesRecord, Side,
                                       Sides)
@@ -63,6 +64,7 @@ class RunOptions:
     numa_nodes: int = 1              # guest NUMA nodes
     extra_config: list[str] = field(default_factory=list)   # -K CONFIG_FOO=y
     dry_run: bool = False
+    plan_cores: list[int] = field(default_factory=list)   # --plan-cores: the planner's host sizes
     command: list[str] = field(default_factory=list)
 
     @property
@@ -373,4 +375,16 @@ def dry_run(opts: RunOptions, cache: Path) -> list[str]:
     elif o.noise:
         out.append("each kernel is booted twice for the noise of each figure (--noise) unless a "
                    "second clean boot is saved")
+    if o.plan_cores:
+        out += planner(o, tree.xy if tree is not None else o.kernel.split(":", 1)[-1], cache)
     return out
+
+
+def planner(o: RunOptions, xy: str, cache: Path) -> list[str]:
+    """--plan-cores: the run's boots replayed on hosts of each size, from the
+    times kept in the cache (measure/schedule.py)."""
+    machine = durations.machine_key(o.cpus, o.memory_mb, o.accel, "lava" if o.lab else o.boot_with)
+    jobs = schedule.planned_jobs(durations.read(durations.path_of(cache)), xy,
+                                 [(p.name, f.name) for p in o.page_sizes for f in o.filesystems
+                                  if o.cells is None or f"{p.name}-{f.name}" in o.cells], o.checks, machine)
+    return schedule.plan_lines(jobs, o.memory_mb, o.plan_cores)

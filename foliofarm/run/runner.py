@@ -6,6 +6,7 @@ the terminal table and the report. Results are written as they arrive
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
@@ -17,6 +18,7 @@ from foliofarm import hosttools
 from foliofarm.boot.qemu import QEMU
 from foliofarm.errors import FarmError, UsageError
 from foliofarm.intake import source
+from foliofarm.measure import schedule
 from foliofarm.paths import cache_dir
 from foliofarm.report import outputs, summary
 from foliofarm.results.arriving import Moment
@@ -91,6 +93,9 @@ class Runner:
             ex.close()
             for booter in {id(b): b for b in (ex.booter, ex.qemu)}.values():
                 booter.close()          # its guests, the run's jobs left in a lab, ended
+        plan = schedule.record_of(w.results().boots, os.cpu_count() or 1, o.guests, o.tree_guests or o.guests)
+        if plan is not None:
+            w.set_schedule(plan)
         code = close(w, complete, o.strict_style)
         if usage:
             code = 2

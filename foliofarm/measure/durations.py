@@ -1,0 +1,96 @@
+"""How long each part of a page size's work took, kept in the cache so that
+the next run schedules the longest first and the planner replays them
+(measure/schedule.py).
+
+A part is one guest's work (boot/session.py BootPlan.part): a cell's farm
+checks ("own"), a cell's tree checks ("tree"), the split selftests' bare
+guests ("page", "race"). Its record is keyed by the kernel's version, the
+page size, the part, the cell's filesystem and the checks it ran, and by the
+guest's machine (vCPUs, memory, accelerator): a series' kernel of the same
+version takes about the base's time, so a first series needs no run of its
+own. It keeps the last few of each: the guest's wall time and the host CPU
+time QEMU used. Where there is none, the catalogue's estimate stands in
+(checks.toml ``estimate``, seconds on one core).
+
+CACHE/durations.json, written whole under a lock (runs at once share it)."""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable
+
+from foliofarm.judge.catalogue import Check
+from foliofarm.kept import locked_beside, read_kept
+from foliofarm.util import sha256_text, write_json
+
+VERSION = 1
+KEEP = 5            # the last runs' times each record keeps
+DEFAULT_ESTIMATE = 5.0    # a check's seconds where its row gives none
+
+
+@dataclass(frozen=True)
+class GuestWork:
+    """One guest's share of a page size's work, as the schedule sees it."""
+    kernel_xy: str
+    page: str
+    part: str           # own, tree, page, race
+    fs: str             # the cell's filesystem; "" for the page and race parts
+    checks: tuple[str, ...]
+    machine: str        # the guest's vCPUs, memory and accelerator
+
+    @property
+    def key(self) -> str:
+        return " ".join([self.kernel_xy, self.page, self.part, self.fs or "-",
+                         sha256_text(",".join(self.checks), self.machine)[:12]])
+
+    @property
+    def threads(self) -> int:
+        """The host threads it keeps busy: the race part's vCPUs each have one."""
+        return 2 if self.part == "race" else 1
+
+
+def machine_key(cpus: int, memory_mb: int, accel: str, booter: str) -> str:
+    """The guest's machine, as a record's key names it."""
+    return f"{cpus} cpus {memory_mb} MB {accel} {booter}"
+
+
+def path_of(cache: Path) -> Path:
+    return cache / "durations.json"
+
+
+def read(path: Path) -> dict[str, Any]:
+    """The records as kept (util.read_kept: a damaged file is started again)."""
+    return read_kept(path, VERSION, {"parts": {}})
+
+
+def record(cache: Path, part: GuestWork, wall: float, cpu: float | None) -> None:
+    """Add one guest's times to ``part``'s record."""
+    path = path_of(cache)
+    with locked_beside(path):
+        doc = read(path)
+        rec = doc["parts"].setdefault(part.key, {"wall": [], "cpu": []})
+        rec["wall"] = (rec.get("wall", []) + [round(wall, 2)])[-KEEP:]
+        if cpu is not None:
+            rec["cpu"] = (rec.get("cpu", []) + [round(cpu, 2)])[-KEEP:]
+        write_json(path, doc)
+
+
+def catalogue_estimate(part: GuestWork, checks: Iterable[Check]) -> float:
+    """Seconds on one core the catalogue gives the part's checks: each row's
+    ``estimate`` for the part ("cell" for a cell's own or tree checks)."""
+    which = part.part if part.part in ("page", "race") else "cell"
+    return sum(float(c.estimate.get(which, DEFAULT_ESTIMATE)) for c in checks)
+
+
+def seconds(records: dict[str, Any], part: GuestWork, checks: Iterable[Check]) -> tuple[float, bool]:
+    """The part's work in seconds on one host thread each of its threads
+    (its CPU time over its threads, never less than it took alone would
+    show: the median of its records), and whether it was measured."""
+    rec = records.get("parts", {}).get(part.key)
+    if rec and rec.get("cpu"):
+        return statistics.median(rec["cpu"]) / part.threads, True
+    if rec and rec.get("wall"):
+        return statistics.median(rec["wall"]), True
+    return catalogue_estimate(part, checks), False
