@@ -18,7 +18,7 @@ run: setup
 
 ## test: unit tests, then integration tests that build and boot real kernels
 test: setup
-	$(VENV)/bin/pytest -ra $(PYTEST_ARGS) tests
+	$(VENV)/bin/pytest -ra --durations=25 $(PYTEST_ARGS) tests
 
 unit: setup
 	$(VENV)/bin/pytest -ra -m "not integration" $(PYTEST_ARGS) tests

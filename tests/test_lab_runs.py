@@ -126,8 +126,10 @@ def test_a_regression_booted_in_the_lab_is_found_and_confirmed_by_more_jobs(the_
         assert list((lava / side).glob("job-*.lava.log")), sorted(p.name for p in lava.iterdir())
 
 
-def test_a_worker_stopped_mid_job_is_tried_again_on_the_other(the_lab, tmp_path):
-    url, token = the_lab
+@pytest.mark.budget
+def test_a_worker_stopped_mid_job_is_tried_again_on_the_other(budget, request, tmp_path):
+    budget(3 * 60, "a lab worker stopped mid-job (a lab, two runs)")
+    url, token = request.getfixturevalue("the_lab")     # up only once the budget has room
     cell = ["--cells", "4k-ext4"]
     assert main(["run", *cell, *OWN, "--results", str(tmp_path / "farm")]) == 0
     out = tmp_path / "run.log"
@@ -158,8 +160,10 @@ def test_a_lab_stopped_mid_run_leaves_its_cells_error_with_its_words(the_lab, tm
     assert f"the lab at {url} did not answer for 10 s" in checks["exec-text"]["reason"]
 
 
-def test_killing_the_run_cancels_its_job_in_the_lab(the_lab, tmp_path):
-    url, token = the_lab
+@pytest.mark.budget
+def test_killing_the_run_cancels_its_job_in_the_lab(budget, request, tmp_path):
+    budget(3 * 60, "a run killed with its job in the lab (a lab, one run)")
+    url, token = request.getfixturevalue("the_lab")     # up only once the budget has room
     out = tmp_path / "run.log"
     proc = in_background(["--cells", "4k-ext4", "--checks", "exec-text", "--fresh",
                           *lab_args(url, token), "--results", str(tmp_path / "lab")], out)

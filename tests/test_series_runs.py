@@ -32,7 +32,9 @@ def cached_tree() -> Path:
     return source.resolve("debian:7.3", cache_dir()).tree
 
 
-def test_benign_series_gives_no_regression_on_the_full_matrix(tmp_path, reads_back):
+@pytest.mark.budget
+def test_benign_series_gives_no_regression_on_the_full_matrix(budget, tmp_path, reads_back):
+    budget(5 * 60, "the benign series on the full matrix (three incremental builds)")
     code = main(["run", "--kernel", "debian:7.3", "--series", str(EX / "benign.mbox"),
                  "--checks", catalogue.own(), "--results", str(tmp_path)])
     doc = load(tmp_path)

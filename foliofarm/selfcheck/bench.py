@@ -44,6 +44,7 @@ from foliofarm import matrix
 from foliofarm.intake import source
 from foliofarm.kernel.build import Builder
 from foliofarm.judge import catalogue
+from foliofarm.measure import schedule
 from foliofarm.paths import ROOT, cache_dir
 from foliofarm.errors import InfraError
 from foliofarm.results.schema import Results
@@ -51,8 +52,8 @@ from foliofarm.run import child
 from foliofarm.util import write_json
 
 WARM_TARGET_S = 30.0
-SERIES_TARGET_S = 600.0      # the whole verdict, every check
-OWN_TARGET_S = 60.0          # the farm's own checks' verdict
+SERIES_TARGET_S = 300.0      # the whole verdict, every check
+OWN_TARGET_S = 30.0          # the farm's own checks' verdict
 SERIES_RUNS = 3
 
 
@@ -295,7 +296,31 @@ def series_to_verdict(ui: Console, kernel: str) -> dict:
                                           if k.side == "series" and k.built_now},
             "base_reused": sum(1 for b in ser.boots if b.reused),
             "breakdown": breakdown(ser, ser_s),
+            **work_limit(ser, ser_s),
             "verdicts": verdicts}
+
+
+def work_limit(doc: Results, wall_s: float) -> dict:
+    """The run against the work it did: its guests' CPU seconds over the
+    host's cores is as fast as it could be here (wall / that: 1.0 is every
+    core busy from start to end); where the guests' time went per part; the
+    run's planned, replayed and real times (its schedule record); and the
+    planner's expected time for hosts of 2 to 32 cores from its parts."""
+    cores = os.cpu_count() or 1
+    work = sum(float(b.cpu_seconds) for b in doc.boots if b.cpu_seconds is not None)
+    parts: dict[str, float] = {}
+    for b in doc.boots:
+        if b.part and b.cpu_seconds is not None:
+            parts[f"{b.page_size} {b.part}"] = round(parts.get(f"{b.page_size} {b.part}", 0) + b.cpu_seconds, 1)
+    jobs = schedule.jobs_of(doc.boots)
+    words = str(doc.machine.get("guest", "")).split(" MB")[0].split()     # "2 vCPU(s), 4096 MB, ..."
+    mem = int(words[-1]) if words and words[-1].isdigit() else 4096
+    return {"guest_cpu_seconds": round(work, 1), "cores": cores,
+            "work_limit_seconds": round(work / cores, 1),
+            "ratio_to_work_limit": round(wall_s / (work / cores), 2) if work else None,
+            "guest_cpu_by_part": parts,
+            "schedule": doc.schedule.model_dump() if doc.schedule else None,
+            "planner": schedule.table(jobs, schedule.for_hosts(jobs, mem)) if jobs else []}
 
 
 def own_final(doc: Results) -> float | None:
@@ -350,6 +375,17 @@ def series_rows(t: Table, sv: dict) -> None:
               f"base cells booted again: {sv['first_base_booted']}); make run itself "
               f"{sv['make_run_seconds']} s")
     t.add_row("  where its time went", ", ".join(f"{k} {v} s" for k, v in sv["breakdown"].items()))
+    if sv.get("ratio_to_work_limit"):
+        t.add_row("  against the work it did", f"{sv['guest_cpu_seconds']} guest CPU seconds over {sv['cores']} "
+                  f"cores: {sv['work_limit_seconds']} s; wall / that {sv['ratio_to_work_limit']}; by part "
+                  + ", ".join(f"{k} {v} s" for k, v in sv["guest_cpu_by_part"].items()))
+    if sv.get("schedule"):
+        sc = sv["schedule"]
+        t.add_row("  its schedule", f"planned {sc['planned_s']} s, replayed {sc['replayed_s']} s, "
+                  f"real {sc['real_s']} s ({sc['own_guests']}+{sc['tree_guests']} guests)")
+    for row in sv.get("planner", [])[1:]:
+        t.add_row(f"  planner: {row[0]} cores, {row[1]} guests",
+                  f"own checks {row[2]} s, whole {row[3]} s (bound {row[4]} s, ratio {row[5]})")
 
 
 if __name__ == "__main__":
