@@ -3,6 +3,7 @@
 hand, its bounds for any jobs (Hypothesis), and the records kept in the cache."""
 
 import json
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -125,3 +126,28 @@ def test_the_planner_sizes_guests_as_the_farm_would():
     assert plans[1].wall < plans[0].wall
     lines = schedule.plan_lines(jobs, 4096, (2, 4))
     assert "32 guests, 3200 guest core-seconds" in lines[0] and lines[2].split()[0] == "2"
+
+
+def test_a_real_runs_schedule_reads_back_and_replays_to_what_it_recorded():
+    """A --fresh --noise run of the default checks on the 3x3 (2 cores,
+    three own and three tree guests): its boots read back as 24 parts, and
+    replaying them gives the figures its schedule record holds."""
+    from foliofarm.results.read import read
+    from foliofarm.selfcheck import bench
+    doc = read(Path(__file__).parent / "data" / "results" / "scheduled-run-7.3.json")
+    jobs = schedule.jobs_of(doc.boots)
+    kinds = sorted(j.name.split()[2] for j in jobs)
+    assert {k: kinds.count(k) for k in set(kinds)} == {"own": 9, "tree": 9, "page": 3, "race": 3}
+    sc = doc.schedule
+    assert (sc.cores, sc.own_guests, sc.tree_guests, sc.parts) == (2, 3, 3, 24)
+    assert simulate(jobs, 2, 3, 3).wall == pytest.approx(sc.replayed_s, abs=0.1)
+    assert schedule.real_wall(doc.boots) == pytest.approx(sc.real_s, abs=0.1)
+    # the replay is of the work the guests did: within a fifth of what really happened
+    assert 0.8 <= sc.replayed_s / sc.real_s <= 1.2
+    plans = schedule.for_hosts(jobs, 4096, mb_per_core=12 << 10)
+    walls = [p.wall for p in plans]
+    assert walls == sorted(walls, reverse=True) and all(p.wall >= p.bound(jobs) - 1e-6 for p in plans)
+    limit = bench.work_limit(doc, sc.real_s)
+    assert limit["guest_cpu_seconds"] == pytest.approx(sum(b.cpu_seconds for b in doc.boots if b.cpu_seconds), abs=0.1)
+    assert limit["ratio_to_work_limit"] >= 1.0
+    assert [r[0] for r in limit["planner"][1:]] == ["2", "4", "8", "16", "32"]
