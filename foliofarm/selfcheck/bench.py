@@ -19,10 +19,12 @@
   default check (the kernel's mm selftests included), for a one-file mm patch
   (examples/series/benign.mbox made unique, so that mm/filemap.c really
   recompiles) across the full matrix with the base as `make run` leaves it
-  (target: under 600 s), the median of three runs, with where its time went;
-  in the same runs, when the farm's own checks' verdict was final (target:
-  under 60 s); and the first series run after `make run` against that median
-  (it boots no base cell again).
+  (target: under 300 s), the median of three runs, with where its time went
+  and against the work it did (wall / (guest CPU seconds / cores)), its
+  schedule (planned, replayed, real) and the planner's figure for 2 to 32
+  cores; in the same runs, when the farm's own checks' verdict was final
+  (target: under 30 s); and the first series run after `make run` against
+  that median (it boots no base cell again).
 
 Results go to RESULTS/bench.json and a table on the terminal."""
 
