@@ -123,3 +123,20 @@ def test_guest_session_registers_its_qemu(tmp_path):
         assert pid in priority.GUESTS.tree
         assert priority.GUESTS.own == own_before
     assert pid not in priority.GUESTS.tree
+
+
+def test_a_processes_cpu_time_and_its_wait_for_a_core_are_read_from_proc():
+    import time
+    busy = subprocess.Popen([sys.executable, "-c", "import time\nt = time.process_time()\n"
+                             "while time.process_time() - t < 0.3: pass\nimport sys; sys.stdin.read()"],
+                            stdin=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 10
+        while (priority.cpu_seconds(busy.pid) or 0) < 0.3 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert priority.cpu_seconds(busy.pid) >= 0.3
+        waited = priority.waited_seconds(busy.pid)
+        assert waited is not None and 0 <= waited < 10
+    finally:
+        busy.communicate(b"")
+    assert priority.cpu_seconds(busy.pid) is None and priority.waited_seconds(busy.pid) is None

@@ -39,7 +39,7 @@ def test_longest_first_shortens_the_tail():
 
 
 def test_a_race_part_keeps_two_cores_busy():
-    p = simulate([Job("race", 50, threads=2), Job("t", 50)], cores=2, own_guests=1, tree_guests=2)
+    p = simulate([Job("race", 50, load=2), Job("t", 50)], cores=2, own_guests=1, tree_guests=2)
     # three threads on two cores: each at 2/3 until the race part ends at 75, then t alone
     assert p.ends["race"] == pytest.approx(75)
     assert p.ends["t"] == pytest.approx(75)
@@ -66,7 +66,7 @@ def test_no_plan_beats_the_bound_or_loses_a_job(raw, cores, own, tree):
     p = simulate(jobs, cores, own, tree)
     assert set(p.ends) == {j.name for j in jobs}
     for j in jobs:      # no job ends before it could have, alone on its cores
-        assert p.ends[j.name] >= j.ready + j.seconds * max(1.0, j.threads / cores) - 1e-6
+        assert p.ends[j.name] >= j.ready + j.seconds * max(1.0, j.load / cores) - 1e-6
     assert p.wall >= p.bound(jobs) - 1e-6
     # the own checks never wait for the tree's: their verdict is theirs alone
     mine = [j for j in jobs if j.own]
@@ -88,22 +88,27 @@ def test_records_are_kept_read_back_and_a_damaged_file_is_started_again(tmp_path
     work = GuestWork("7.3", "4k", "tree", "ext4", ("thpmaps", "mm-selftests"), "2 cpus 4096 MB auto qemu")
     chk = [by_name()["thpmaps"], by_name()["mm-selftests"]]
     records = durations.read(durations.path_of(tmp_path))
-    secs, measured = durations.seconds(records, work, chk)
+    secs, measured = durations.expected(records, work, chk).seconds, durations.expected(records, work, chk).measured
     assert not measured and secs == 12 + 90       # the catalogue's estimates, the cell part's
     for wall, cpu in [(120, 110), (100, 90), (130, 95)]:
         durations.record(tmp_path, work, wall, cpu)
     records = durations.read(durations.path_of(tmp_path))
-    assert durations.seconds(records, work, chk) == (95, True)      # the median CPU time
+    assert durations.expected(records, work, chk) == durations.Expected(95, 1, True)    # the median CPU time
     race = GuestWork("7.3", "4k", "race", "", ("mm-selftests",), "2 cpus 4096 MB auto qemu")
     durations.record(tmp_path, race, 60, 100)
-    assert durations.seconds(durations.read(durations.path_of(tmp_path)), race, chk) == (50, True)
+    assert durations.expected(durations.read(durations.path_of(tmp_path)), race, chk) == durations.Expected(50, 2, True)
     for _ in range(durations.KEEP + 3):
         durations.record(tmp_path, work, 1, 1)
     assert len(json.loads(durations.path_of(tmp_path).read_text())["parts"][work.key]["cpu"]) == durations.KEEP
     durations.path_of(tmp_path).write_text("{not json")
     assert durations.read(durations.path_of(tmp_path))["parts"] == {}
     durations.record(tmp_path, work, 5, None)
-    assert durations.seconds(durations.read(durations.path_of(tmp_path)), work, chk) == (5, True)
+    assert durations.expected(durations.read(durations.path_of(tmp_path)), work, chk) == durations.Expected(5, 1, True)
+    # with what it waited for a core: its time alone, and the share of a core it kept busy then
+    for wall, cpu, waited in [(100, 40, 50), (90, 40, 40), (120, 40, 70)]:
+        durations.record(tmp_path, work, wall, cpu, waited)
+    got = durations.expected(durations.read(durations.path_of(tmp_path)), work, chk)
+    assert got.seconds == 50 and got.load == pytest.approx(40 / 50) and got.measured
 
 
 def test_planned_jobs_group_as_the_run_does():

@@ -114,6 +114,7 @@ class GuestSession:
         self.started = 0.0           # time.monotonic() when QEMU was started
         self.guest_seconds = 0.0     # QEMU's wall time, from its start to its end
         self.cpu_seconds: float | None = None   # and the host CPU time it used (every thread)
+        self.waited_seconds: float | None = None   # and how long its busiest thread waited for a core
 
     # -- lifecycle ---------------------------------------------------------------
     def __enter__(self) -> "GuestSession":
@@ -157,6 +158,7 @@ class GuestSession:
     def __exit__(self, *exc: object) -> None:
         if self.child is not None:
             self.cpu_seconds = priority.cpu_seconds(self.child.pid)
+            self.waited_seconds = priority.waited_seconds(self.child.pid)
             self.guest_seconds = time.monotonic() - self.started
             try:
                 self.child.terminate(force=True)

@@ -95,6 +95,26 @@ def cpu_seconds(pid: int) -> float | None:
         return None
 
 
+def waited_seconds(pid: int) -> float | None:
+    """How long ``pid``'s busiest thread (a TCG guest's vCPU thread) waited,
+    runnable, for a core (/proc/PID/task/*/schedstat: its time on a core, its
+    time waiting on a run queue): what the other guests and builds cost it.
+    None if it is gone or the kernel does not keep the figures."""
+    busiest: tuple[int, int] | None = None
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return None
+    for tid in tids:
+        try:
+            ran, waited = (int(x) for x in Path(f"/proc/{pid}/task/{tid}/schedstat").read_text().split()[:2])
+        except (OSError, ValueError):
+            continue
+        if busiest is None or ran > busiest[0]:
+            busiest = (ran, waited)
+    return None if busiest is None else busiest[1] / 1e9
+
+
 class Priorities:
     """The guests of a process: how many of the own checks' run, and which of
     the tree's there are to slow while they do. Thread-safe; guests register

@@ -235,10 +235,11 @@ class BootPlan:
 
 
 def took(boot: BootEntry, g: GuestSession) -> None:
-    """The guest's wall time and the host CPU time it used (the schedule's
-    record of this part, measure/durations.py)."""
+    """The guest's wall time, the host CPU time it used and how long it
+    waited for a core (the schedule's record of this part, measure/durations.py)."""
     boot.guest_seconds = round(g.guest_seconds, 2)
     boot.cpu_seconds = None if g.cpu_seconds is None else round(g.cpu_seconds, 2)
+    boot.waited_seconds = None if g.waited_seconds is None else round(g.waited_seconds, 2)
 
 
 def run_boots(boots: BootPlan, status: Callable[[str], Any] | None = None) -> Iterator[BootEntry | Measured]:

@@ -65,8 +65,9 @@ def read(path: Path) -> dict[str, Any]:
     return read_kept(path, VERSION, {"parts": {}})
 
 
-def record(cache: Path, part: GuestWork, wall: float, cpu: float | None) -> None:
-    """Add one guest's times to ``part``'s record."""
+def record(cache: Path, part: GuestWork, wall: float, cpu: float | None, waited: float | None = None) -> None:
+    """Add one guest's times to ``part``'s record: its wall time, its CPU
+    time, and its wall time less what it waited for a core (as if alone)."""
     path = path_of(cache)
     with locked_beside(path):
         doc = read(path)
@@ -74,7 +75,18 @@ def record(cache: Path, part: GuestWork, wall: float, cpu: float | None) -> None
         rec["wall"] = (rec.get("wall", []) + [round(wall, 2)])[-KEEP:]
         if cpu is not None:
             rec["cpu"] = (rec.get("cpu", []) + [round(cpu, 2)])[-KEEP:]
+        if waited is not None:
+            rec["alone"] = (rec.get("alone", []) + [round(max(0.0, wall - waited), 2)])[-KEEP:]
         write_json(path, doc)
+
+
+def totals(boots: list[Any]) -> tuple[float, float | None, float | None]:
+    """A part's boots added up: wall, CPU and waited seconds (None where a
+    boot of it lacks the figure)."""
+    def total(name: str) -> float | None:
+        got = [getattr(b, name) for b in boots]
+        return None if any(g is None for g in got) else float(sum(got))
+    return total("guest_seconds") or 0.0, total("cpu_seconds"), total("waited_seconds")
 
 
 def catalogue_estimate(part: GuestWork, checks: Iterable[Check]) -> float:
@@ -84,13 +96,28 @@ def catalogue_estimate(part: GuestWork, checks: Iterable[Check]) -> float:
     return sum(float(c.estimate.get(which, DEFAULT_ESTIMATE)) for c in checks)
 
 
-def seconds(records: dict[str, Any], part: GuestWork, checks: Iterable[Check]) -> tuple[float, bool]:
-    """The part's work in seconds on one host thread each of its threads
-    (its CPU time over its threads, never less than it took alone would
-    show: the median of its records), and whether it was measured."""
-    rec = records.get("parts", {}).get(part.key)
-    if rec and rec.get("cpu"):
-        return statistics.median(rec["cpu"]) / part.threads, True
-    if rec and rec.get("wall"):
-        return statistics.median(rec["wall"]), True
-    return catalogue_estimate(part, checks), False
+@dataclass(frozen=True)
+class Expected:
+    """What a part is expected to take: its wall time alone on a host with
+    cores to spare, the cores it keeps busy meanwhile (its CPU time over that:
+    less than its threads where it waits on I/O, the host or its own sleeps),
+    and whether it was measured (else the catalogue's estimate)."""
+    seconds: float
+    load: float
+    measured: bool
+
+
+def expected(records: dict[str, Any], part: GuestWork, checks: Iterable[Check]) -> Expected:
+    """The median of ``part``'s records: its time alone where known (wall
+    less waiting for a core), else its CPU time over its threads, else its
+    wall time; the catalogue's estimate where it has none."""
+    rec = records.get("parts", {}).get(part.key) or {}
+    cpu = statistics.median(rec["cpu"]) if rec.get("cpu") else None
+    if rec.get("alone"):
+        alone = max(0.1, statistics.median(rec["alone"]))
+        return Expected(alone, part.threads if cpu is None else min(part.threads, max(0.05, cpu / alone)), True)
+    if cpu is not None:
+        return Expected(cpu / part.threads, part.threads, True)
+    if rec.get("wall"):
+        return Expected(statistics.median(rec["wall"]), part.threads, True)
+    return Expected(catalogue_estimate(part, checks), part.threads, False)

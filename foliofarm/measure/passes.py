@@ -252,11 +252,8 @@ class Pass:
                     self.splats[got.cell.id] += [f"{r} ({got.when})" for r in got.lines]
             else:
                 self.on_measured(*got)
-        walls = [b.guest_seconds for b in took if b.guest_seconds]
-        if walls and not any(b.error for b in took):     # a boot that failed took no part's time
-            cpus = [b.cpu_seconds for b in took if b.cpu_seconds is not None]
-            durations.record(ctx.cache, self.part_of(group), sum(walls),
-                             sum(cpus) if len(cpus) == len(walls) else None)
+        if took and not any(b.error or not b.guest_seconds for b in took):   # a failed boot took no part's time
+            durations.record(ctx.cache, self.part_of(group), *durations.totals(took))
 
     def part_of(self, group: Group) -> durations.GuestWork:
         """``group`` as the schedule's records know it (measure/durations.py)."""
@@ -277,7 +274,7 @@ class Pass:
         fs_rank = {c.fs.name: i for i, c in enumerate(self.k.cells)}
         records = durations.read(durations.path_of(ctx.cache))
         expected = self.expected = {
-            id(g): round(durations.seconds(records, self.part_of(g), [c for _, c in g.pairs])[0], 1)
+            id(g): round(durations.expected(records, self.part_of(g), [c for _, c in g.pairs]).seconds, 1)
             for g in groups}
 
         def rank(g: Group) -> tuple[Any, ...]:

@@ -3,14 +3,16 @@ long its boots would take there (`foliofarm run --dry-run --plan-cores N`,
 `make bench`), and, every run, how long they should have taken here (the
 results' "schedule" record, planned against real).
 
-Each part (measure/durations.py GuestWork) is a job of so many seconds on
-each of its host threads, run alone. The planner does what the run does
+Each part (measure/durations.py GuestWork) is a job of so many seconds
+alone (its wall time less what it waited for a core), keeping so many cores
+busy meanwhile (its CPU time over that: a guest waits on I/O, on the host
+reading its dumps, on its own sleeps). The planner does what the run does
 (measure/cells.py GuestSlots): two pools of guest slots, the farm's own
 checks' in their order (page size, then filesystem) and the tree's longest
 first; a free slot goes to the next of its pool. The cores are shared the
 way the host's scheduler shares them between the guests' threads: the own
 checks' guests first (the tree's yield to them, boot/priority.py), each
-thread at most one core, the rest shared evenly among the tree's."""
+at most its load, the rest shared in proportion among the tree's."""
 
 from __future__ import annotations
 
@@ -32,8 +34,8 @@ EPSILON = 1e-9
 @dataclass(frozen=True)
 class Job:
     name: str
-    seconds: float          # on each of its threads, alone
-    threads: int = 1
+    seconds: float          # alone, on a host with cores to spare
+    load: float = 1.0       # the cores it keeps busy meanwhile (its CPU time over that; the race part's two threads: up to 2)
     own: bool = False       # a cell's farm checks: ahead of the tree's, never waiting for them
     rank: tuple[Any, ...] = ()    # its place in its pool's line (lower first)
     ready: float = 0.0      # when its kernel was there to boot (built, or found built)
@@ -54,7 +56,7 @@ class Plan:
         jobs = list(jobs)
         if not jobs:
             return 0.0
-        return max(max(j.seconds for j in jobs), sum(j.seconds * j.threads for j in jobs) / self.cores)
+        return max(max(j.seconds for j in jobs), sum(j.seconds * j.load for j in jobs) / self.cores)
 
 
 def in_line(jobs: Iterable[Job]) -> list[Job]:
@@ -64,8 +66,8 @@ def in_line(jobs: Iterable[Job]) -> list[Job]:
 
 
 def _rates(running: list[Job], cores: int) -> dict[str, float]:
-    own_threads = sum(j.threads for j in running if j.own)
-    tree_threads = sum(j.threads for j in running if not j.own)
+    own_threads = sum(j.load for j in running if j.own)
+    tree_threads = sum(j.load for j in running if not j.own)
     own_rate = min(1.0, cores / own_threads) if own_threads else 0.0
     left = max(0.0, cores - own_threads * own_rate)
     tree_rate = min(1.0, left / tree_threads) if tree_threads else 0.0
@@ -103,10 +105,12 @@ def simulate(jobs: Iterable[Job], cores: int, own_guests: int, tree_guests: int)
 
 def jobs_of(boots: Iterable[Any], expected: bool = False) -> list[Job]:
     """A run's guests as jobs, from its results' boots (those this run booted
-    and timed): each part's seconds on one thread of each of its threads (the
-    CPU time QEMU used, where known, else its wall time; every boot of the
-    part added up), or with ``expected`` what the run expected of it; each
-    ready when the first guest of its kernel and page size started."""
+    and timed), every boot of a part added up: each part's time alone (its
+    wall time less what its busiest thread waited for a core; where that is
+    not known, its CPU time over its threads) and the cores it kept busy
+    (its CPU time over that), or with ``expected`` what the run expected of
+    its time; each ready when the first guest of its kernel and page size
+    started."""
     parts: dict[tuple[str, str, str, str], list[Any]] = {}
     for b in boots:
         if b.part and b.guest_seconds and b.started_s is not None:
@@ -118,13 +122,16 @@ def jobs_of(boots: Iterable[Any], expected: bool = False) -> list[Job]:
     out = []
     for (kernel, page, part, fs), bs in parts.items():
         threads = 2 if part == "race" else 1
+        cpu = sum(float(b.cpu_seconds) for b in bs) if all(b.cpu_seconds is not None for b in bs) else None
+        if all(b.waited_seconds is not None for b in bs):
+            secs = max(0.1, sum(float(b.guest_seconds) - float(b.waited_seconds) for b in bs))
+            load = float(threads) if cpu is None else min(threads, max(0.05, cpu / secs))
+        else:
+            secs = cpu / threads if cpu is not None else sum(float(b.guest_seconds) for b in bs)
+            load = float(threads)
         if expected:
             secs = float(bs[0].expected_s or 0.0)
-        elif all(b.cpu_seconds is not None for b in bs):
-            secs = sum(float(b.cpu_seconds) for b in bs) / threads
-        else:
-            secs = sum(float(b.guest_seconds) for b in bs)
-        out.append(Job(f"{kernel} {page} {part} {fs}", secs, threads, part == "own",
+        out.append(Job(f"{kernel} {page} {part} {fs}", secs, load, part == "own",
                        (ready[(kernel, page)], min(float(b.started_s) for b in bs)), ready[(kernel, page)]))
     return out
 
@@ -177,7 +184,7 @@ def planned_jobs(records: dict[str, Any], kernel_xy: str, cells: list[tuple[str,
                  checks: list[Check], machine: str) -> list[Job]:
     """The guests a run of ``checks`` on ``cells`` (page size, filesystem)
     would boot, grouped as measure/passes.py run_pass groups them, each
-    expected to take its recorded time (durations.seconds), the kernels ready
+    expected to take its recorded time (durations.expected), the kernels ready
     at the start."""
     own = [c for c in checks if is_own(c)]
     tree = [c for c in checks if not is_own(c)]
@@ -188,8 +195,8 @@ def planned_jobs(records: dict[str, Any], kernel_xy: str, cells: list[tuple[str,
         if not group:
             return
         work = GuestWork(kernel_xy, page, part, fs, tuple(c.name for c in group), machine)
-        secs = durations.seconds(records, work, group)[0]
-        out.append(Job(f"{page} {part} {fs}", secs, work.threads, part == "own", rank))
+        exp = durations.expected(records, work, group)
+        out.append(Job(f"{page} {part} {fs}", exp.seconds, exp.load, part == "own", rank))
     for j, (page, fs) in enumerate(cells):
         add(page, "own", fs, own, (pages.index(page), j))
         add(page, "tree", fs, tree, (pages.index(page), j))
@@ -203,7 +210,7 @@ def plan_lines(jobs: list[Job], memory_mb: int, cores: Iterable[int]) -> list[st
     """The planner's table, as text: the expected wall time on each host size."""
     rows = table(jobs, for_hosts(jobs, memory_mb, cores))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    work = sum(j.seconds * j.threads for j in jobs)
+    work = sum(j.seconds * j.load for j in jobs)
     return ([f"planner: {len(jobs)} guests, {work:.0f} guest core-seconds, the longest "
              f"{max((j.seconds for j in jobs), default=0):.0f} s (recorded times, else the catalogue's "
              "estimates); guests: own checks' + tree's; own s: the farm's own checks' verdict; "

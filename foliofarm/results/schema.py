@@ -115,6 +115,7 @@ class BootEntry(Part):
     part: Optional[str] = None          # "own", "tree", "page" or "race" (boot/session.py BootPlan.part)
     guest_seconds: Optional[Number] = None   # QEMU's wall time, start to end
     cpu_seconds: Optional[Number] = None     # the host CPU time QEMU used (all its threads)
+    waited_seconds: Optional[Number] = None  # how long its busiest thread waited, runnable, for a core
     started_s: Optional[Number] = None       # when QEMU started, in seconds since the run began
     expected_s: Optional[Number] = None      # the seconds its part was expected to take (measure/durations.py)
     # the host's 1-minute load average per core when the guest's shell came up
