@@ -156,3 +156,6 @@ def test_a_real_runs_schedule_reads_back_and_replays_to_what_it_recorded():
     assert limit["guest_cpu_seconds"] == pytest.approx(sum(b.cpu_seconds for b in doc.boots if b.cpu_seconds), abs=0.1)
     assert limit["ratio_to_work_limit"] >= 1.0
     assert [r[0] for r in limit["planner"][1:]] == ["2", "4", "8", "16", "32"]
+    from foliofarm.report import sections
+    said = [b[1] for b in sections.builds(doc).blocks if b[0] == "p" and str(b[1]).startswith("Guests:")]
+    assert said and "the last ended 521.7 s into the run (planned 1315.5 s" in said[0]

@@ -187,6 +187,12 @@ def builds(doc: Results) -> Section:
         if b.reused:
             s.blocks.append(("p", f"{b.kernel} {b.page_size}: base measurements reused from run "
                                   f"{b.measured_by} (same kernel, guest programs, images and checks)"))
+    if doc.schedule:
+        sc = doc.schedule
+        s.blocks.append(("p", f"Guests: {sc.parts} timed, {sc.own_guests} of the own checks' and "
+                              f"{sc.tree_guests} of the tree's at once on {sc.cores} cores; the last ended "
+                              f"{fmt(sc.real_s)} s into the run (planned {fmt(sc.planned_s)} s, its own "
+                              f"times replayed {fmt(sc.replayed_s)} s: `foliofarm run --plan-cores`)."))
     return s
 
 
