@@ -222,13 +222,6 @@ class BootPlan:
     claim: bool = False                 # a race part: the other tree guests yield to it
     session: type[GuestSession] = GuestSession   # the console tests' stand-in guest subclasses it
 
-    @property
-    def part(self) -> str:
-        """What of a page size's work it is: "own" (a cell's farm checks),
-        "tree" (a cell's tree checks), or the bare guests' "page" and "race"
-        parts of the split selftests (measure/split.py), for the schedule."""
-        return "race" if self.claim else "page" if self.fs else "tree" if self.tree else "own"
-
     def console_log(self, attempt: int) -> Path:
         suffix = "" if attempt == 1 else f".{attempt}"
         return self.log_stem.with_name(f"{self.log_stem.name}{suffix}.console.log")
@@ -256,7 +249,7 @@ def run_boots(boots: BootPlan, status: Callable[[str], Any] | None = None) -> It
         log = boots.console_log(attempt)
         boot = BootEntry(page_size=boots.page.name, kernel=boots.kernel, console_log=str(log),
                          fs=boots.fs or ",".join(dict.fromkeys(c.fs.name for c, _ in pending)),
-                         qemu=boots.qemu, attempt=attempt, taint=0, part=boots.part)
+                         qemu=boots.qemu, attempt=attempt, taint=0)
         if attempt > MAX_BOOTS:
             for cell, chk in pending:
                 yield cell, chk, error(f"not run: the kernel hung or crashed in {MAX_BOOTS} boots in a row")

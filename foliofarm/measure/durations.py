@@ -2,14 +2,14 @@
 the next run schedules the longest first and the planner replays them
 (measure/schedule.py).
 
-A part is one guest's work (boot/session.py BootPlan.part): a cell's farm
+A part is one guest's work (measure/passes.py Pass.part_of): a cell's farm
 checks ("own"), a cell's tree checks ("tree"), the split selftests' bare
 guests ("page", "race"). Its record is keyed by the kernel's version, the
 page size, the part, the cell's filesystem and the checks it ran, and by the
 guest's machine (vCPUs, memory, accelerator): a series' kernel of the same
 version takes about the base's time, so a first series needs no run of its
-own. It keeps the last few of each: the guest's wall time and the host CPU
-time QEMU used. Where there is none, the catalogue's estimate stands in
+own. It keeps the last few of each: the guest's wall time, the host CPU
+time QEMU used, and its wall time less what it waited for a core. Where there is none, the catalogue's estimate stands in
 (checks.toml ``estimate``, seconds on one core).
 
 CACHE/durations.json, written whole under a lock (runs at once share it)."""
@@ -47,8 +47,12 @@ class GuestWork:
 
     @property
     def threads(self) -> int:
-        """The host threads it keeps busy: the race part's vCPUs each have one."""
-        return 2 if self.part == "race" else 1
+        return threads_of(self.part)
+
+
+def threads_of(part: str) -> int:
+    """The host threads a part keeps busy: the race part's vCPUs each have one."""
+    return 2 if part == "race" else 1
 
 
 def machine_key(cpus: int, memory_mb: int, accel: str, booter: str) -> str:
@@ -61,7 +65,7 @@ def path_of(cache: Path) -> Path:
 
 
 def read(path: Path) -> dict[str, Any]:
-    """The records as kept (util.read_kept: a damaged file is started again)."""
+    """The records as kept (kept.read_kept: a damaged file is started again)."""
     return read_kept(path, VERSION, {"parts": {}})
 
 

@@ -43,7 +43,7 @@ def path_of(ctx: Context, k: Kernel) -> Path:
 
 
 def read(path: Path) -> dict[str, Any]:
-    """A history as kept (util.read_kept: a damaged one is started again)."""
+    """A history as kept (kept.read_kept: a damaged one is started again)."""
     return read_kept(path, VERSION, {"cells": {}, "runs": []})
 
 

@@ -243,7 +243,7 @@ class Pass:
         for got in booter.boot(plan, status):
             if isinstance(got, BootEntry):
                 took.append(got)
-                got.expected_s = self.expected.get(id(group))
+                got.part, got.expected_s = self.part_of(group).part, self.expected.get(id(group))
                 if got.guest_seconds:
                     got.started_s = round(max(0.0, ctx.writer.seconds() - got.guest_seconds), 1)
                 self.on_boot(got)

@@ -121,7 +121,7 @@ def jobs_of(boots: Iterable[Any], expected: bool = False) -> list[Job]:
         ready[(kernel, page)] = min(ready.get((kernel, page), first), first)
     out = []
     for (kernel, page, part, fs), bs in parts.items():
-        threads = 2 if part == "race" else 1
+        threads = durations.threads_of(part)
         cpu = sum(float(b.cpu_seconds) for b in bs) if all(b.cpu_seconds is not None for b in bs) else None
         if all(b.waited_seconds is not None for b in bs):
             secs = max(0.1, sum(float(b.guest_seconds) - float(b.waited_seconds) for b in bs))

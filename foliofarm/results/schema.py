@@ -112,7 +112,7 @@ class BootEntry(Part):
     reused: Optional[str] = None
     measured_by: Optional[str] = None
     boot_seconds: Optional[Number] = None
-    part: Optional[str] = None          # "own", "tree", "page" or "race" (boot/session.py BootPlan.part)
+    part: Optional[str] = None          # "own", "tree", "page" or "race" (measure/durations.py GuestWork)
     guest_seconds: Optional[Number] = None   # QEMU's wall time, start to end
     cpu_seconds: Optional[Number] = None     # the host CPU time QEMU used (all its threads)
     waited_seconds: Optional[Number] = None  # how long its busiest thread waited, runnable, for a core
