@@ -99,6 +99,31 @@ def confinement_argv() -> list[str]:
 NODE_ALIGN_MB = 512
 
 
+def cpu_model(spec: str) -> str:
+    """``spec`` as -cpu takes it (MODEL[,PROP=VALUE...]), its model one this
+    QEMU emulates; else a UsageError that names them."""
+    model, *props = spec.split(",")
+    if not model or not all(c.isalnum() or c in "-_.=," for c in spec) or \
+            any(p.count("=") != 1 or p.startswith("=") for p in props):
+        raise UsageError(f"--tcg-cpu {spec!r}: give MODEL[,PROP=VALUE...], as QEMU's -cpu "
+                         f"takes it (e.g. {TCG_CPU})")
+    if spec != TCG_CPU and (known := cpu_models()) and model not in known:    # none: no QEMU here,
+        # which the run says as it starts
+        raise UsageError(f"--tcg-cpu {spec!r}: {QEMU} emulates no CPU {model!r}; it has "
+                         f"{', '.join(known)}")
+    return spec
+
+
+@cache
+def cpu_models() -> list[str]:
+    """The CPU models `qemu-system-aarch64 -cpu help` lists."""
+    try:
+        out = subprocess.run([QEMU, "-cpu", "help"], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    return [w.split()[0] for w in out.splitlines()[1:] if w.strip()]
+
+
 def numa_layout(memory_mb: int, cpus: int, nodes: int) -> list[tuple[int, list[int]]]:
     """Each NUMA node's memory in MB and its CPUs: memory split evenly in
     NODE_ALIGN_MB steps (the last node takes what is left), CPUs dealt round
@@ -139,6 +164,10 @@ def numa_argv(memory_mb: int, cpus: int, nodes: int) -> list[str]:
 # with --tcg-threads multi (or KVM on an arm64 host). The selftests' page
 # parts' tests that need their threads at once take a thread per vCPU (cells.boot_threads).
 TCG_THREADS = ("single", "multi")
+# TCG's CPU model: 'max' has every granule (4K/16K/64K); QEMU's default pauth
+# algorithm (QARMA5) is slow to emulate, the implementation-defined one is cheap.
+# `foliofarm run --tcg-cpu` takes another (the A/B of docs/performance.md).
+TCG_CPU = "max,pauth-impdef=on"
 
 
 @dataclass
@@ -153,6 +182,7 @@ class Machine:
     numa_nodes: int = 1
     accel: str = "auto"
     tcg_threads: str = "single"   # TCG: both vCPUs on one host thread, or one each ("multi")
+    tcg_cpu: str = TCG_CPU        # TCG: -cpu
     extra_append: str = ""
     interactive: bool = False     # a person at the console: QEMU's monitor on Ctrl-A
 
@@ -191,10 +221,8 @@ class Machine:
             # On an arm64 host the guest runs natively; its page size is independent
             # of the host's as long as the host CPU supports that granule.
             return ["-accel", "kvm", "-cpu", "host"]
-        # TCG: 'max' has every granule (4K/16K/64K); QEMU's default pauth algorithm
-        # (QARMA5) is slow to emulate, the implementation-defined one is cheap.
         # thread=single (TCG_THREADS): the vCPUs take turns on one host thread.
-        return ["-accel", f"tcg,thread={self.tcg_threads}", "-cpu", "max,pauth-impdef=on"]
+        return ["-accel", f"tcg,thread={self.tcg_threads}", "-cpu", self.tcg_cpu]
 
     def numa_argv(self) -> list[str]:
         return numa_argv(self.memory_mb, self.cpus, self.numa_nodes)

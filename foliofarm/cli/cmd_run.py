@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from foliofarm import matrix
-from foliofarm.boot.qemu import TCG_THREADS, numa_layout
+from foliofarm.boot.qemu import TCG_CPU, TCG_THREADS, cpu_model, numa_layout
 from foliofarm.cli.options import (core_counts, default_guests, default_tree_guests, positive_int, positive_seconds,
                                    writable_dir)
 from foliofarm.disks import reproducer
@@ -106,6 +106,9 @@ def guest_options(run: argparse.ArgumentParser, d: dict[str, Any]) -> None:
     run.add_argument("--tcg-threads", choices=TCG_THREADS, default="single",
                      help="TCG: a guest's vCPUs in turns on one host thread (single: faster on a "
                           "busy host) or each on its own (multi: truly at once, for races)")
+    run.add_argument("--tcg-cpu", type=cpu_model, default=TCG_CPU, metavar="MODEL[,PROP=V...]",
+                     help=f"TCG: the guests' CPU, as QEMU's -cpu takes it (default {TCG_CPU}: "
+                          "every granule; measured against others in docs/performance.md)")
     run.add_argument("--boot-timeout", type=positive_seconds, default=300, help="seconds to reach the guest shell")
     run.add_argument("--build-timeout", type=positive_seconds, metavar="SECONDS", help="a kernel "
                      "build's wall clock (default FOLIOFARM_BUILD_TIMEOUT, else 3 h)")
@@ -178,6 +181,7 @@ def run_options(args: argparse.Namespace, argv: list[str]) -> RunOptions:
         each_commit=args.each_commit,
         strict_style=args.strict_style,
         fresh=args.fresh, noise=args.noise, accel=args.accel, tcg_threads=args.tcg_threads,
+        tcg_cpu=args.tcg_cpu,
         boot_timeout=args.boot_timeout, build_timeout=args.build_timeout, timeout=args.timeout,
         allow_binary=args.allow_binary,
         guests=args.guests,

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
 from foliofarm.boot.protocol import Booter, QemuBoots
-from foliofarm.boot.qemu import REPRO, SELFTESTS, SWAP, THPMAPS, Machine
+from foliofarm.boot.qemu import REPRO, SELFTESTS, SWAP, TCG_CPU, THPMAPS, Machine
 from foliofarm.judge.catalogue import Check
 from foliofarm.kernel.build import Artifacts
 from foliofarm.locks import HostSlots
@@ -111,6 +111,7 @@ class Context:
     log: Callable[[str, str | None], None]
     status: Callable[[str], Any]
     tcg_threads: str = "single"   # TCG: the vCPUs in turns on one thread, or each its own
+    tcg_cpu: str = TCG_CPU        # TCG: the guests' -cpu
     guests: int = 1          # own-check boots at once, without shared slots (one TCG guest keeps about one core busy)
     cpus: int = 1            # each guest's vCPUs
     memory_mb: int = 2048    # and memory
@@ -200,7 +201,8 @@ def boot_threads(ctx: Context, at_once: bool) -> str:
 def machine(ctx: Context, k: Kernel, cells: list[Cell], outbox: Path | None = None,
             at_once: bool = False) -> Machine:
     """The guest for ``cells`` of ``k`` (none: the page parts' bare guest;
-    ``at_once``: its vCPUs a host thread each): their disks, and the outbox."""
+    ``at_once``: its vCPUs a host thread each, and at least two of them
+    whatever --cpus says): their disks, and the outbox."""
     disks = {c.fs.name: k.disks[c.fs.name] for c in cells}
     scratch = {f"{c.fs.name}-rw": k.disks[c.fs.name] for c in cells if c.fs.rw_mount_options}
     if k.swap is not None:
@@ -215,9 +217,15 @@ def machine(ctx: Context, k: Kernel, cells: list[Cell], outbox: Path | None = No
         disks[REPRO] = k.repro
     return Machine(kernel=k.arts.image, initrd=k.initrd, disks=disks,
                    scratch=scratch,
-                   accel=ctx.accel, tcg_threads=boot_threads(ctx, at_once), outbox=outbox,
-                   cpus=ctx.cpus, memory_mb=ctx.memory_mb,
+                   accel=ctx.accel, tcg_threads=boot_threads(ctx, at_once), tcg_cpu=ctx.tcg_cpu, outbox=outbox,
+                   cpus=max(ctx.cpus, 2) if at_once else ctx.cpus, memory_mb=ctx.memory_mb,
                    numa_nodes=ctx.numa_nodes, extra_append=boot_append(ctx, k))
+
+
+def cpu_key(ctx: Context) -> str:
+    """The guests' CPU model in a key: none for the default, so the keys
+    measurements were saved under before there was a choice stay theirs."""
+    return "" if ctx.tcg_cpu == TCG_CPU else f" cpu {ctx.tcg_cpu}"
 
 
 def baseline_path(ctx: Context, k: Kernel) -> Path:
@@ -237,5 +245,6 @@ def baseline_path(ctx: Context, k: Kernel) -> Path:
                       f"{ctx.cpus} cpus {ctx.memory_mb} MB"
                       + (f" {ctx.numa_nodes} nodes" if ctx.numa_nodes > 1 else "")
                       # (the word "runner" is kept: the saved bases' keys stay what they were)
-                      + ("" if ctx.booter.name == "qemu" else f" runner {ctx.booter.name}"))[:20]
+                      + ("" if ctx.booter.name == "qemu" else f" runner {ctx.booter.name}")
+                      + cpu_key(ctx))[:20]
     return ctx.cache / "baseline" / f"{k.arts.dir.name[:60]}-{key}.json"

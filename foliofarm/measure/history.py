@@ -18,7 +18,7 @@ from foliofarm.judge import flaky
 from foliofarm.judge.catalogue import Check
 from foliofarm.judge.checks import judge_measurement
 from foliofarm.judge.measurement import Measurement
-from foliofarm.measure.cells import BOOT_LAYOUT, Context, Kernel, boot_append
+from foliofarm.measure.cells import BOOT_LAYOUT, Context, Kernel, boot_append, cpu_key
 from foliofarm.results import schema
 from foliofarm.results.schema import CheckResult
 from foliofarm.results.schema import Role
@@ -36,7 +36,8 @@ def path_of(ctx: Context, k: Kernel) -> Path:
                       repr(sorted((c.fs.name, str(k.disks[c.fs.name])) for c in k.cells)),
                       ctx.accel, f"tcg thread={ctx.tcg_threads}", BOOT_LAYOUT, boot_append(ctx, k),
                       k.selftests.name if k.selftests else "", k.thpmaps.name if k.thpmaps else "",
-                      f"{ctx.cpus} cpus {ctx.memory_mb} MB {ctx.numa_nodes} nodes runner {ctx.booter.name}",
+                      f"{ctx.cpus} cpus {ctx.memory_mb} MB {ctx.numa_nodes} nodes runner {ctx.booter.name}"
+                      + cpu_key(ctx),
                       # a reproducer's results are its own: another one's never make it flaky
                       *[f"reproducer {c.options['reproducer']}" for c in ctx.checks if "reproducer" in c.options])[:20]
     return ctx.cache / "history" / f"{k.arts.dir.name[:60]}-{key}.json"

@@ -28,7 +28,9 @@ def argv(opts: Any, page: str, fs: str) -> list[str]:
     out = [sys.executable, "-m", "foliofarm", "run", "--kernel", _spec(opts.kernel),
            "--cells", f"{page}-{fs}",
            "--variant", opts.variant, "--accel", opts.accel,
-           "--tcg-threads", getattr(opts, "tcg_threads", "single"), "--cpus", str(opts.cpus),
+           "--tcg-threads", getattr(opts, "tcg_threads", "single"),
+           *(["--tcg-cpu", opts.tcg_cpu] if getattr(opts, "tcg_cpu", None) else []),
+           "--cpus", str(opts.cpus),
            "--memory", str(opts.memory_mb), "--numa-nodes", str(opts.numa_nodes),
            "--boot-timeout", f"{opts.boot_timeout:g}", "--fresh"]
     named = [c.name for c in opts.checks if c.name != "repro"]

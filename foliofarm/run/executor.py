@@ -284,7 +284,8 @@ class Executor:
         which shares the guests and shows no status line of its own."""
         o = self.opts
         return cells.Context(writer=self.writer, cache=self.cache, checks=o.checks,
-                               accel=o.accel, tcg_threads=o.tcg_threads, boot_timeout=o.boot_timeout,
+                               accel=o.accel, tcg_threads=o.tcg_threads, tcg_cpu=o.tcg_cpu,
+                               boot_timeout=o.boot_timeout,
                                log=self.log, status=self.status if slots is None else no_status,
                                guests=o.guests, cpus=o.cpus, memory_mb=o.memory_mb,
                                numa_nodes=o.numa_nodes, slots=slots, ktap_parser=self.ktap_parser,

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Callable, Generator
 
 from foliofarm import locks, matrix
+from foliofarm.boot.qemu import TCG_CPU
 from foliofarm.lava.remote import LabBoots
 from foliofarm.errors import BuildError, UsageError
 from foliofarm.intake import apply, bases, checkpatch, series, source
@@ -46,6 +47,7 @@ class RunOptions:
     noise: bool = False              # a plain run also boots its kernel twice (the noise a series run needs)
     accel: str = "auto"
     tcg_threads: str = "single"      # TCG: vCPUs in turns on one thread, or each its own
+    tcg_cpu: str = TCG_CPU           # TCG: the guests' -cpu
     boot_timeout: float = 300
     build_timeout: float | None = None   # a build stage's wall clock (None: kernel.build's default)
     timeout: float | None = None     # the whole run's wall clock

@@ -60,7 +60,7 @@ class Runner:
         self.writer = w = ResultsWriter(o.results, o.command)
         w.set_machine(**hosttools.machine(), guest=(
             f"{o.cpus} vCPU(s), {o.memory_mb} MB, {o.numa_nodes} NUMA node(s), accel {o.accel}, "
-            f"TCG threads {o.tcg_threads}" + (f", own checks booted by {o.boot_with}" if o.boot_with != "qemu" else "")))
+            f"TCG threads {o.tcg_threads}, TCG CPU {o.tcg_cpu}" + (f", own checks booted by {o.boot_with}" if o.boot_with != "qemu" else "")))
         self.log(f"results in {w.dir}")
         self.executor = ex = Executor(o, w, self.cache, self.log, self.ui.status)
         if o.timeout:       # then all the run started is killed, exit 3
