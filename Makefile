@@ -8,7 +8,7 @@ ARGS     ?=
 RESULTS  ?= results
 PYTEST_ARGS ?=
 
-.PHONY: all run test unit integration bench mutants faults fuzz setup setup-host venv list clean
+.PHONY: all run test unit integration bench mutants faults emulation fuzz setup setup-host venv list clean
 
 all: run
 
@@ -45,6 +45,13 @@ mutants: setup
 ## prints faults tried / survived (FAULTS_ARGS='--only NAME' for some)
 faults: setup
 	$(VENV)/bin/foliofarm selfcheck faults --results "$(RESULTS)/faults" $(FAULTS_ARGS)
+
+## emulation: each way to make a TCG guest cheaper (pointer authentication off,
+## SVE off, another CPU model, a thread per vCPU, one vCPU, more guests) as a
+## --fresh run of the matrix beside the default's: time, and the same results
+## or not (about ten minutes each; EMULATION_ARGS='--only NAME,...' for some)
+emulation: setup
+	$(VENV)/bin/foliofarm selfcheck emulation --results "$(RESULTS)/emulation" $(EMULATION_ARGS)
 
 ## fuzz: the fuzz suite with fresh inputs, 5000 per target (make test runs 500, seeded)
 fuzz: setup

@@ -1,5 +1,5 @@
 """`foliofarm lab up|down` (a LAVA lab on this machine: lava/lab.py) and
-`foliofarm selfcheck bench|mutants|faults` (the farm's checks of itself:
+`foliofarm selfcheck bench|mutants|faults|emulation` (the farm's checks of itself:
 selfcheck/), each handing the rest of its command line to the tool, whose
 own --help says its options."""
 
@@ -10,7 +10,8 @@ from typing import Any
 
 SELFCHECKS = {"bench": "speed and memory as ratios against their targets",
               "mutants": "every own mutant of 7.3 as a series: caught in exactly its cells",
-              "faults": "each fault injected into a real run: said and recovered from"}
+              "faults": "each fault injected into a real run: said and recovered from",
+              "emulation": "each way to make a TCG guest cheaper, A/B on the matrix: time and results"}
 
 
 def add_parser(sub: Any, d: dict[str, Any]) -> None:
@@ -32,5 +33,6 @@ def _lab(rest: list[str]) -> int:
 
 
 def _selfcheck(which: str, rest: list[str]) -> int:
-    from foliofarm.selfcheck import bench, faults, mutants
-    return {"bench": bench.main, "mutants": mutants.main, "faults": faults.main}[which](rest)
+    from foliofarm.selfcheck import bench, emulation, faults, mutants
+    return {"bench": bench.main, "mutants": mutants.main, "faults": faults.main,
+            "emulation": emulation.main}[which](rest)

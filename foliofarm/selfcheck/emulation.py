@@ -1,0 +1,227 @@
+"""make emulation: each way to make a TCG guest cheaper, measured A/B on the
+matrix with every default check, against the farm's default emulation.
+
+Each variant is one `foliofarm run --fresh` of the same kernels (every guest
+booted again) with one thing changed: pointer authentication off instead of
+QEMU's cheap implementation-defined algorithm, SVE off, a named CPU model with
+every granule (neoverse-n1: no pointer authentication, SVE or MTE) instead of
+`max`, a host thread per vCPU (multi-threaded TCG), one vCPU per guest (the
+race part keeps two), more guests at once than cores. For each: its wall
+time, the guests' wall and CPU seconds, the median time to a guest's shell
+(its start-up work), and whether its verdicts and behaviour figures are those
+of the default's run (tools/same_results.py, whose differences it keeps). A
+variant pays only where it is cheaper and the same; docs/performance.md keeps
+the table this prints.
+
+Results go to RESULTS/emulation.json, written after each variant (a killed
+run keeps the variants it finished), and a table on the terminal;
+--table prints a saved one as markdown."""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from foliofarm.boot.qemu import TCG_CPU
+from foliofarm.kept import read_kept
+from foliofarm.paths import ROOT
+from foliofarm.results.schema import Results
+from foliofarm.run import child
+from foliofarm.util import write_json
+
+VERSION = 1
+BASE = "default"
+
+
+@dataclass(frozen=True)
+class Variant:
+    name: str
+    what: str
+    args: tuple[str, ...]
+
+
+VARIANTS = (
+    Variant(BASE, f"-cpu {TCG_CPU}, 2 vCPUs in turns on one host thread, the default guests", ()),
+    Variant("pauth-off", "pointer authentication off", ("--tcg-cpu", "max,pauth=off")),
+    Variant("sve-off", "SVE off", ("--tcg-cpu", f"{TCG_CPU},sve=off")),
+    Variant("neoverse-n1", "a CPU with every granule and no pauth, SVE or MTE",
+            ("--tcg-cpu", "neoverse-n1")),
+    Variant("mttcg", "a host thread per vCPU", ("--tcg-threads", "multi")),
+    Variant("one-vcpu", "one vCPU a guest (the race part keeps two)", ("--cpus", "1")),
+    Variant("guests-6", "six guests of each kind at once", ("--guests", "6", "--tree-guests", "6")),
+)
+
+
+@dataclass
+class Measured:
+    """One variant's run, as emulation.json keeps it."""
+    name: str
+    what: str
+    args: list[str]
+    exit_status: int | None = None
+    wall_s: float = 0.0
+    guests: int = 0
+    guest_s: float = 0.0          # the guests' wall seconds, summed
+    cpu_s: float = 0.0            # and the host CPU seconds they used
+    shell_s: float | None = None  # the median seconds from QEMU's start to the guest's shell
+    part_cpu_s: dict[str, float] = field(default_factory=dict)
+    outcomes: dict[str, int] = field(default_factory=dict)   # outcome -> the cells' checks
+    same: bool | None = None      # as the default's run says (None: the default itself, or no run)
+    differences: list[str] = field(default_factory=list)
+    compared: str = ""            # same_results' last line: how many checks, how many differ
+    results: str = ""
+    error: str = ""
+
+
+def measured(doc: Results, into: Measured) -> Measured:
+    """A run's guests and its checks' outcomes, from its results document."""
+    boots = [b for b in doc.boots if b.reused is None and b.guest_seconds is not None]
+    into.guests = len(boots)
+    into.guest_s = round(sum(float(b.guest_seconds or 0) for b in boots), 1)
+    into.cpu_s = round(sum(float(b.cpu_seconds or 0) for b in boots), 1)
+    shells = [float(b.boot_seconds) for b in boots if b.boot_seconds is not None]
+    into.shell_s = round(statistics.median(shells), 1) if shells else None
+    parts: dict[str, float] = {}
+    for b in boots:
+        parts[b.part or "?"] = parts.get(b.part or "?", 0.0) + float(b.cpu_seconds or 0)
+    into.part_cpu_s = {k: round(v, 1) for k, v in sorted(parts.items())}
+    counts: dict[str, int] = {}
+    for c in (c for cell in doc.cells for c in cell.checks):
+        counts[c.outcome.value] = counts.get(c.outcome.value, 0) + 1
+    into.outcomes = dict(sorted(counts.items()))
+    return into
+
+
+def compare(base: Path, other: Path, into: Measured) -> None:
+    """tools/same_results.py's answer for two results.json: the same or not,
+    what differs (the known flaky moves left out) and its summary line."""
+    p = subprocess.run([sys.executable, str(ROOT / "tools" / "same_results.py"), str(base), str(other)],
+                       capture_output=True, text=True)
+    if p.returncode not in (0, 1):
+        into.same, into.compared = False, f"same_results could not compare: {p.stderr.strip()}"
+        return
+    lines = [x for x in p.stdout.splitlines() if x]
+    into.same = p.returncode == 0
+    into.compared = lines[-1] if lines else ""
+    into.differences = [x for x in lines[:-1] if "(known: no news)" not in x]
+
+
+def run_variant(v: Variant, results: Path, run_args: list[str], base_doc: Path | None) -> Measured:
+    m = Measured(v.name, v.what, list(v.args))
+    out = results / v.name
+    t0 = time.monotonic()
+    rc, doc = child.run_to_end(["--fresh", *v.args, *run_args], out, log=out / "foliofarm.log")
+    m.wall_s, m.exit_status, m.results = round(time.monotonic() - t0, 1), rc, str(out / "latest")
+    if doc is None:
+        m.error = f"no results (exit {rc}); see {out / 'foliofarm.log'}"
+        return m
+    measured(doc, m)
+    if base_doc is not None and v.name != BASE:
+        compare(base_doc, out / "latest" / "results.json", m)
+    return m
+
+
+def load(path: Path) -> list[Measured]:
+    """A saved emulation.json, read back."""
+    doc = read_kept(path, VERSION, {"variants": []})
+    try:
+        return [Measured(**m) for m in doc["variants"]]
+    except TypeError as exc:
+        raise SystemExit(f"foliofarm-emulation: {path}: not this farm's emulation results ({exc}): "
+                         "move it away and run `make emulation` again")
+
+
+def save(path: Path, done: list[Measured]) -> None:
+    write_json(path, {"version": VERSION, "variants": [asdict(m) for m in done]})
+
+
+def ratio(x: float, base: float) -> str:
+    return f"{x / base:.2f}" if base else "-"
+
+
+def rows(done: list[Measured]) -> list[list[str]]:
+    """The table: each variant beside the default's run."""
+    base = next((m for m in done if m.name == BASE), None)
+    out = []
+    for m in done:
+        if m.error:
+            out.append([m.name, m.what, m.error, "", "", "", "", "", ""])
+            continue
+        same = "(the default)" if m.name == BASE else (
+            "yes" if m.same else f"no: {len(m.differences)} difference(s)" if m.same is False else "not compared")
+        out.append([m.name, m.what, f"{m.wall_s:.0f}", ratio(m.wall_s, base.wall_s) if base else "-",
+                    f"{m.guest_s:.0f}", f"{m.cpu_s:.0f}", ratio(m.cpu_s, base.cpu_s) if base else "-",
+                    "-" if m.shell_s is None else f"{m.shell_s:.1f}", same])
+    return out
+
+
+HEADER = ["variant", "what changes", "wall s", "x default", "guest s", "CPU s", "x default",
+          "to shell s (median)", "verdicts and figures the same"]
+
+
+def markdown(done: list[Measured]) -> str:
+    lines = ["| " + " | ".join(HEADER) + " |", "|" + "---|" * len(HEADER)]
+    lines += ["| " + " | ".join(r) + " |" for r in rows(done)]
+    return "\n".join(lines)
+
+
+def show(done: list[Measured]) -> None:
+    t = Table(title="emulation A/B (every guest booted again; x default: the ratio to the default's run)")
+    for col in HEADER:
+        t.add_column(col, overflow="fold")
+    for r in rows(done):
+        t.add_row(*r)
+    Console().print(t)
+    for m in done:
+        for d in m.differences[:10]:
+            print(f"{m.name}: {d}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="foliofarm selfcheck emulation", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--results", type=Path, default=ROOT / "results" / "emulation")
+    ap.add_argument("--only", default="", help="comma-separated variants (the default's run is "
+                    f"always made or reused first): {', '.join(v.name for v in VARIANTS)}")
+    ap.add_argument("--table", action="store_true", help="print the saved table as markdown, run nothing")
+    ap.add_argument("run_args", nargs="*", help="passed to foliofarm run (after --)")
+    a = ap.parse_args(argv)
+    report = a.results / "emulation.json"
+    if a.table:
+        print(markdown(load(report)))
+        return 0
+    names = set(a.only.split(",")) - {""} if a.only else {v.name for v in VARIANTS}
+    unknown = names - {v.name for v in VARIANTS}
+    if unknown:
+        print(f"foliofarm-emulation: no variant {', '.join(sorted(unknown))}", file=sys.stderr)
+        return 2
+    done = [m for m in (load(report) if report.exists() else []) if m.name == BASE and not m.error]
+    ui = Console(stderr=True)
+    for v in VARIANTS:
+        if v.name == BASE and done:
+            continue                  # the default's run, kept from before
+        if v.name != BASE and v.name not in names:
+            continue
+        base_doc = Path(done[0].results) / "results.json" if done and done[0].name == BASE else None
+        with ui.status(f"{v.name}: foliofarm run --fresh {' '.join(v.args)}"):
+            m = run_variant(v, a.results, a.run_args, base_doc)
+        done.append(m)
+        save(report, done)
+        ui.log(f"{v.name}: {m.error or f'{m.wall_s:.0f} s, guests {m.cpu_s:.0f} CPU s'}"
+               + ("" if m.same is None else f", same as the default: {m.same}"))
+    show(done)
+    print(f"details: {report}")
+    return 0 if all(m.exit_status == 0 and m.same is not False for m in done) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

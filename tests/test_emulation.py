@@ -1,0 +1,97 @@
+"""The emulation A/B (selfcheck/emulation.py) on documents real runs wrote: a
+run's guests and verdicts summed from its boots, two runs compared by
+tools/same_results.py, the table saved and read back; and --tcg-cpu taken
+only as QEMU's -cpu would take it."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from foliofarm.boot import qemu
+from foliofarm.errors import UsageError
+from foliofarm.results.read import read
+from foliofarm.selfcheck import emulation
+from foliofarm.selfcheck.emulation import Measured
+
+DATA = Path(__file__).parent / "data" / "results"
+SCHEDULED = DATA / "scheduled-run-7.3.json"      # 3x3, every default check, its guests timed
+
+
+def test_a_runs_guests_and_verdicts_are_summed_from_its_boots():
+    doc = read(SCHEDULED)
+    m = emulation.measured(doc, Measured("x", "", []))
+    timed = [b for b in doc.boots if b.reused is None and b.guest_seconds is not None]
+    assert m.guests == len(timed) == 24
+    assert m.cpu_s == pytest.approx(sum(b.cpu_seconds for b in timed), abs=0.1)
+    assert 900 < m.cpu_s < 1000           # the run's own record: 944 CPU s
+    assert sum(m.part_cpu_s.values()) == pytest.approx(m.cpu_s, abs=0.5)
+    assert set(m.part_cpu_s) == {"own", "tree", "page", "race"}
+    assert m.shell_s is not None and 1 < m.shell_s < 120
+    assert sum(m.outcomes.values()) == sum(len(c.checks) for c in doc.cells) > 100
+    assert m.outcomes["pass"] > 100
+
+
+def test_the_same_run_compares_the_same_and_a_changed_figure_does_not(tmp_path):
+    same = tmp_path / "same.json"
+    shutil.copy(SCHEDULED, same)
+    m = Measured("x", "", [])
+    emulation.compare(SCHEDULED, same, m)
+    assert m.same is True and m.differences == [] and "0 difference(s)" in m.compared
+    raw = json.loads(SCHEDULED.read_text())
+    cell = next(c for c in raw["cells"] if c["page_size"] == "4k" and c["fs"] == "ext4")
+    chk = next(c for c in cell["checks"] if c["name"] == "exec-text")
+    chk["outcome"] = "fail"
+    moved = tmp_path / "moved.json"
+    moved.write_text(json.dumps(raw))
+    emulation.compare(SCHEDULED, moved, m)
+    assert m.same is False
+    assert any("4k-ext4 exec-text: outcome pass -> fail" in d for d in m.differences)
+    assert m.compared.endswith(f"{len(m.differences)} difference(s)")
+
+
+def test_the_table_is_saved_and_read_back(tmp_path):
+    doc = read(SCHEDULED)
+    base = emulation.measured(doc, Measured(emulation.BASE, "the default", []))
+    base.wall_s = 500.0
+    other = emulation.measured(doc, Measured("pauth-off", "pointer authentication off",
+                                             ["--tcg-cpu", "max,pauth=off"]))
+    other.wall_s, other.same, other.compared = 400.0, True, "108 checks compared: 0 difference(s)"
+    report = tmp_path / "emulation.json"
+    emulation.save(report, [base, other])
+    back = emulation.load(report)
+    assert back == [base, other]
+    rows = emulation.rows(back)
+    assert rows[1][3] == "0.80" and rows[1][6] == "1.00" and rows[1][-1] == "yes"
+    md = emulation.markdown(back).splitlines()
+    assert len(md) == 4 and md[3].startswith("| pauth-off |")
+    report.write_text(json.dumps({"version": emulation.VERSION, "variants": [{"nom": 1}]}))
+    with pytest.raises(SystemExit, match="not this farm's emulation results"):
+        emulation.load(report)
+
+
+def test_every_variant_changes_one_thing_from_the_default():
+    names = [v.name for v in emulation.VARIANTS]
+    assert names[0] == emulation.BASE and len(set(names)) == len(names)
+    assert emulation.VARIANTS[0].args == ()
+    for v in emulation.VARIANTS[1:]:
+        assert v.args and v.args[0].startswith("--")
+
+
+@pytest.mark.parametrize("spec", ["max", qemu.TCG_CPU, "max,pauth=off", "max,sve=off,pauth-impdef=on",
+                                  "neoverse-n1"])
+def test_tcg_cpu_takes_what_qemu_takes(spec):
+    assert qemu.cpu_model(spec) == spec
+    assert qemu.Machine(kernel=Path("/k"), initrd=Path("/i"), accel="tcg", tcg_cpu=spec).accel_argv()[-1] == spec
+
+
+@pytest.mark.parametrize("spec,said", [("", "MODEL"), ("max;reboot", "MODEL"), ("max,pauth", "MODEL"),
+                                       ("max,=on", "MODEL"), ("cortex-z99", "emulates no CPU")])
+def test_tcg_cpu_refuses_what_qemu_would_not_take(spec, said):
+    if said == "emulates no CPU" and not qemu.cpu_models():
+        pytest.skip("no QEMU here to list its CPUs")
+    with pytest.raises(UsageError, match=said):
+        qemu.cpu_model(spec)
