@@ -75,6 +75,10 @@ def series(doc: Results) -> list[Section]:
                      [[str(p.number), p.subject, ", ".join(p.files)] for p in ser.patches]))
     for note in ser.intake_notes:
         s.blocks.append(("p", f"Intake: {note}."))
+    if ser.touched_selftests:
+        s.blocks.append(("p", "The mm selftests it touches (MAINTAINERS names them for the files it changes): "
+                         + "; ".join(f"{t.program} ({', '.join(t.categories)}; {', '.join(t.named_by)})"
+                                     for t in ser.touched_selftests) + "."))
     if ser.base_commit_note:
         s.blocks.append(("p", "Note: " + ser.base_commit_note))
     return [s]

@@ -205,6 +205,15 @@ class ScheduleRecord(Part):
     real_s: Number
 
 
+class TouchedSelftest(Part):
+    """An mm selftest the series touches (intake/touched.py): a program
+    run_vmtests.sh runs, its categories, and what names it (a MAINTAINERS
+    section for a file the series changes, or the series changing it)."""
+    program: str
+    categories: list[str]
+    named_by: list[str]
+
+
 class SeriesRecord(Part):
     spec: Optional[str] = None
     message_id: Optional[str] = None    # the cover letter's, else patch 1's
@@ -217,6 +226,7 @@ class SeriesRecord(Part):
     commits: list[str] = Field(default_factory=list)
     base: Optional["BaseChoice"] = None   # in a followed tree: where it was applied, and why
     base_under_test: Optional[str] = None  # the base's source as the run named it
+    touched_selftests: list[TouchedSelftest] = Field(default_factory=list)
 
 
 class BaseChoice(Part):

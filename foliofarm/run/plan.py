@@ -21,14 +21,14 @@ from foliofarm import locks, matrix
 from foliofarm.boot.qemu import TCG_CPU
 from foliofarm.lava.remote import LabBoots
 from foliofarm.errors import BuildError, UsageError
-from foliofarm.intake import apply, bases, checkpatch, series, source
+from foliofarm.intake import apply, bases, checkpatch, series, source, touched
 from foliofarm.judge.catalogue import Check
 from foliofarm.kernel.build import Builder
 from foliofarm.kernel.kconfig import extra_fragment
 from foliofarm.measure import durations, schedule
 from foliofarm.results.writer import ResultsWriter
 from foliofarm.results.schema import (BaseChoice, Checkpatch, EachCommit, Role, SeriesPatch, SeriesRecord, Side,
-                                      Sides)
+                                      Sides, TouchedSelftest)
 
 
 @dataclass
@@ -213,6 +213,10 @@ def record_series(g: Ground, src: source.KernelSource, ser: series.Series,
         more["intake_notes"] = list(ser.notes)
         for n in ser.notes:
             g.log(f"series intake: {n}", None)
+    found = touched.touched(src.tree, [f for p in ser.patches for f in p.files + p.new_files], src.ref)
+    g.log(f"series touches: {found.said()}", None)
+    more["touched_selftests"] = [TouchedSelftest(program=k, categories=v, named_by=found.why[k])
+                                 for k, v in found.programs.items()]
     if note := apply.base_commit_note(ser, src):
         more["base_commit_note"] = note
         g.log(note, "yellow")
