@@ -101,6 +101,7 @@ class CheckRow(Strict):
     part: Optional[str] = None
     at_once: Optional[str] = None
     at_once_categories: Optional[str] = None
+    touched: Optional[str] = None
     categories: Optional[str] = None
     test_timeout: Optional[int] = None
     hugetlb_mb: Optional[int] = None

@@ -98,7 +98,7 @@ def mounted(g: GuestSession, serial: str) -> bool:
 
 def _measure(g: GuestSession, cell: Cell, chk: Check, timeout: float) -> Measurement:
     dev = g.banner.get(f"mount:{cell.fs.name}")
-    bare = chk.options.get("part") in ("page", "race")   # split.py: a guest with no cell filesystem
+    bare = chk.options.get("part") in ("page", "race", "touched")   # split.py: a guest with no cell filesystem
     if (not dev or dev == "FAILED") and not bare:
         return error(f"{cell.fs.name} is not mounted in the guest")
     fmt = check_fmt(cell, chk, dev or "", lambda serial: mounted(g, serial))

@@ -72,6 +72,7 @@ class Measurement(Record):
     boot_failed: bool = False            # the kernel died or hung booting: nothing was measured
     split: dict[str, PartOf] = Field(default_factory=dict)   # a split check's parts, by part
     race: Optional[PartOf] = None        # the race part a page part was put together with
+    touched: Optional[PartOf] = None     # and the part of the tests a series touches, run first
 
     def kept(self) -> dict[str, Any]:
         """As the cache keeps it (JSON): what was given, defaults left out."""

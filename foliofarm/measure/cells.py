@@ -12,11 +12,13 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
 from foliofarm.boot.protocol import Booter, QemuBoots
+from foliofarm.boot.session import check_timeout
 from foliofarm.boot.qemu import REPRO, SELFTESTS, SWAP, TCG_CPU, THPMAPS, Machine
 from foliofarm.judge.catalogue import Check
 from foliofarm.kernel.build import Artifacts
 from foliofarm.locks import HostSlots
 from foliofarm.matrix import Cell
+from foliofarm.results.outcome import Outcome
 from foliofarm.results.schema import Role
 from foliofarm.results.writer import ResultsWriter
 from foliofarm.util import sha256_text
@@ -98,6 +100,7 @@ class GuestSlots:
 # The page parts' guest, in place of a filesystem in the boot's name.
 BARE = "nofs"
 RACE_BOOT = "nofs-race"     # the bare guest of the selftests' race parts, a host thread per vCPU
+TOUCHED_BOOT = "nofs-touched"   # and of the tests a series touches, run first (measure/first.py)
 
 
 @dataclass
@@ -119,6 +122,7 @@ class Context:
     slots: GuestSlots | None = None   # shared by the page sizes measured at once
     ktap_parser: Path | None = None   # the kernel's KTAP parser (judge/ktap.py), for selftests
     recorded: Callable[[], None] | None = None   # after each outcome is recorded
+    first: Any = None        # the touched selftests' milestone (measure/first.py TouchedVerdict)
     booter: Booter = field(default_factory=QemuBoots)   # what boots the farm's own checks (boot/protocol.py)
     qemu: QemuBoots = field(default_factory=QemuBoots)  # and the tree's, where that booter cannot
 
@@ -248,3 +252,22 @@ def baseline_path(ctx: Context, k: Kernel) -> Path:
                       + ("" if ctx.booter.name == "qemu" else f" runner {ctx.booter.name}")
                       + cpu_key(ctx))[:20]
     return ctx.cache / "baseline" / f"{k.arts.dir.name[:60]}-{key}.json"
+
+
+def base_timeouts(ctx: Context, k: Kernel) -> dict[tuple[str, str], float]:
+    """Per (fs, check): a deadline from the base run's time for the same cell,
+    where this is the series side and the base measured it."""
+    if k.side != Role.SERIES:
+        return {}
+    doc = ctx.writer.results()
+    base = doc.sides.base.kernel if doc.sides else None
+    out = {}
+    for cell in doc.cells:
+        if cell.kernel != base or cell.page_size != k.cells[0].page.name:
+            continue
+        for c in cell.checks:
+            secs = c.metrics.get("guest_seconds")
+            chk = next((x for x in ctx.checks if x.name == c.name), None)
+            if chk is not None and isinstance(secs, (int, float)) and c.outcome != Outcome.ERROR:
+                out[(cell.fs, chk.name)] = check_timeout(chk, secs)
+    return out

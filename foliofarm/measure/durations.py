@@ -4,7 +4,7 @@ the next run schedules the longest first and the planner replays them
 
 A part is one guest's work (measure/passes.py Pass.part_of): a cell's farm
 checks ("own"), a cell's tree checks ("tree"), the split selftests' bare
-guests ("page", "race"). Its record is keyed by the kernel's version, the
+guests ("page", "race", and "touched": a series' touched tests, first). Its record is keyed by the kernel's version, the
 page size, the part, the cell's filesystem and the checks it ran, and by the
 guest's machine (vCPUs, memory, accelerator): a series' kernel of the same
 version takes about the base's time, so a first series needs no run of its

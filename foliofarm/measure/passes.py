@@ -14,14 +14,14 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from foliofarm.measure import confirm, durations, history, split
+from foliofarm.measure import confirm, durations, first, history, split
 from foliofarm.boot import framed
 from foliofarm.boot.protocol import Reports
 from foliofarm.judge import ktap
-from foliofarm.measure.cells import (BARE, RACE_BOOT, Context, GuestSlots, Kernel, baseline_path, machine,
-                                   tree_disk)
+from foliofarm.measure.cells import (BARE, RACE_BOOT, TOUCHED_BOOT, Context, GuestSlots, Kernel, base_timeouts,
+                                   baseline_path, machine, tree_disk)
 from foliofarm.measure.saved import load_saved, new_saved, ranges_of, save
-from foliofarm.boot.session import BootPlan, check_timeout
+from foliofarm.boot.session import BootPlan
 from foliofarm.judge import measurement
 from foliofarm.judge.catalogue import Check, Kind, is_own
 from foliofarm.judge.measurement import Measurement, TestsRun
@@ -30,7 +30,6 @@ from foliofarm.results.schema import CheckResult
 from foliofarm.judge.noise import fold, noise_of, sample_figures
 from foliofarm.matrix import Cell
 from foliofarm.results.schema import BootEntry, Role
-from foliofarm.results.outcome import Outcome
 
 # a cell's boot for its tree's checks (thpmaps, the selftests' cell part)
 TREE_SUFFIX = "-tree"
@@ -60,25 +59,6 @@ def judge(ctx: Context, k: Kernel, cell: Cell, chk: Check, m: Measurement) -> Ch
     return out
 
 
-def base_timeouts(ctx: Context, k: Kernel) -> dict[tuple[str, str], float]:
-    """Per (fs, check): a deadline from the base run's time for the same cell,
-    where this is the series side and the base measured it."""
-    if k.side != Role.SERIES:
-        return {}
-    doc = ctx.writer.results()
-    base = doc.sides.base.kernel if doc.sides else None
-    out = {}
-    for cell in doc.cells:
-        if cell.kernel != base or cell.page_size != k.cells[0].page.name:
-            continue
-        for c in cell.checks:
-            secs = c.metrics.get("guest_seconds")
-            chk = next((x for x in ctx.checks if x.name == c.name), None)
-            if chk is not None and isinstance(secs, (int, float)) and c.outcome != Outcome.ERROR:
-                out[(cell.fs, chk.name)] = check_timeout(chk, secs)
-    return out
-
-
 def boot_and_measure(ctx: Context, k: Kernel, label: str = "",
                      pairs: list[tuple[Cell, Check]] | None = None) -> tuple[dict[str, Measurement], bool]:
     one = run_pass(ctx, k, label, pairs)
@@ -99,6 +79,7 @@ def run_pass(ctx: Context, k: Kernel, label: str = "",
     by_cell: dict[tuple[str, bool], list[tuple[Cell, Check]]] = {}
     per_page: dict[str, tuple[Cell, Check]] = {}
     per_race: dict[str, tuple[Cell, Check]] = {}
+    per_touched: dict[str, tuple[Cell, Check]] = {}
     one = Pass(ctx, k, label)
     for cell, chk in pairs or [(c, chk) for c in k.cells for chk in ctx.checks]:
         there, why = tree_disk(k, chk)
@@ -109,9 +90,12 @@ def run_pass(ctx: Context, k: Kernel, label: str = "",
         if split.splits(chk):
             # its cell part in the cell's boot, its page part once (split.py),
             # the tests of it that need their threads at once in a guest apart
-            per_page.setdefault(chk.name, (cell, split.part(chk, split.PAGE)))
+            touched = one.touched.get(chk.name, "")     # the series' touched tests, first (first.py)
+            per_page.setdefault(chk.name, (cell, split.part(chk, split.PAGE, touched)))
             if split.races(chk):
                 per_race.setdefault(chk.name, (cell, split.part(chk, split.RACE)))
+            if touched:
+                per_touched.setdefault(chk.name, (cell, split.part(chk, split.TOUCHED, touched)))
             chk = split.part(chk, split.CELL)
         by_cell.setdefault((cell.id, own), []).append((cell, chk))
     groups = [Group(g, later=not own) for (_, own), g in by_cell.items()]
@@ -119,11 +103,24 @@ def run_pass(ctx: Context, k: Kernel, label: str = "",
         groups.append(Group(list(per_page.values()), bare=True, later=True))
     if per_race:     # and one with a host thread per vCPU for their race parts
         groups.append(Group(list(per_race.values()), bare=True, later=True, at_once=True))
+    if per_touched:  # and one for the tests the series touches, ahead of the tree's other parts
+        groups.append(Group(list(per_touched.values()), bare=True, later=True, first=True))
     one.boot_cells(groups)
     if not label:
         one.finish_cells(sorted({c.id for c, _ in pairs}) if pairs else None)
     history.after_pass(ctx, k, one.measured)
     return one
+
+
+def page_part(pieces: dict[str, tuple[Measurement, str]]) -> tuple[Measurement, str]:
+    """A split check's page part put together from its guests' pieces: the
+    page size's, the touched tests', the race part's; and where it ran."""
+    page = pieces[split.PAGE]
+    if split.TOUCHED in pieces:
+        page = split.merge_touched(page[0], pieces[split.TOUCHED][0], page[1], pieces[split.TOUCHED][1])
+    if split.RACE in pieces:
+        page = split.merge_page(page[0], pieces[split.RACE][0], page[1], pieces[split.RACE][1])
+    return page
 
 
 @dataclass
@@ -137,6 +134,7 @@ class Group:
     bare: bool = False
     later: bool = False
     at_once: bool = False     # its vCPUs a host thread each (the selftests' race parts)
+    first: bool = False       # the tests a series touches: first of the tree's (measure/first.py)
 
 
 class Pass:
@@ -160,7 +158,8 @@ class Pass:
         self.page_pieces: dict[str, dict[str, tuple[Measurement, str]]] = {}
         self.page_parts: dict[str, tuple[Measurement, str]] = {}
         self.cell_parts: dict[str, list[tuple[Cell, Measurement]]] = {}
-        self.page_boot = {split.PAGE: "", split.RACE: ""}
+        self.page_boot = {split.PAGE: "", split.RACE: "", split.TOUCHED: ""}
+        self.touched = first.programs(ctx.writer.results(), k.side, ctx.checks) if not label else {}
 
     def on_measured(self, cell: Cell, chk: Check, m: Measurement) -> None:
         if chk.tree == "selftests" and m.kind in (Kind.KTAP, Kind.CRASH):
@@ -172,21 +171,20 @@ class Pass:
         # a part: the cell's measurement once both parts are there
         whole = next(c for c in self.ctx.checks if c.name == chk.name)
         with self.lock:
-            if which in (split.PAGE, split.RACE):
+            if which in split.BARE_PARTS:
                 pieces = self.page_pieces.setdefault(chk.name, {})
                 pieces[which] = (m, self.page_boot[which])
                 ready = []
-                if set(pieces) >= split.page_parts(whole):
-                    self.page_parts[chk.name] = (
-                        split.merge_page(pieces[split.PAGE][0], pieces[split.RACE][0],
-                                         pieces[split.PAGE][1], pieces[split.RACE][1])
-                        if split.RACE in pieces else pieces[split.PAGE])
+                if set(pieces) >= split.page_parts(whole, self.touched.get(chk.name, "")):
+                    self.page_parts[chk.name] = page_part(pieces)
                     ready = self.cell_parts.pop(chk.name, [])
             else:
                 ready = [(cell, m)] if chk.name in self.page_parts else []
                 if not ready:
                     self.cell_parts.setdefault(chk.name, []).append((cell, m))
             page_m, where = self.page_parts[chk.name] if ready else (m, "")
+        if which == split.TOUCHED and self.ctx.first is not None:
+            self.ctx.first.add(self.k.cells, whole, m, self.k.kernel_xy)
         for c, cell_m in ready:
             self.record(c, whole, split.merge(page_m, cell_m, where))
 
@@ -224,12 +222,13 @@ class Pass:
         cell = cell_pairs[0][0]
         tree = group.later or group.bare
         booter = ctx.booter if ctx.booter.tree_checks or not tree else ctx.qemu
-        where = (RACE_BOOT if group.at_once else BARE) if group.bare else cell.fs.name
+        where = (RACE_BOOT if group.at_once else TOUCHED_BOOT if group.first else BARE) if group.bare \
+            else cell.fs.name
         name = (f"{self.page.name}-{where}-{self.kernel}{self.label}"
                 + (TREE_SUFFIX if group.later and not group.bare else ""))
         if group.bare:
             with self.lock:
-                self.page_boot[split.RACE if group.at_once else split.PAGE] = (
+                self.page_boot[split.RACE if group.at_once else split.TOUCHED if group.first else split.PAGE] = (
                     f"in boot {name} (no cell filesystem attached)")
         labels = {"foliofarm.page_size": cell.page.name, "foliofarm.fs": cell.fs.name,
                   "foliofarm.kernel": cell.kernel, "foliofarm.kernel_xy": self.k.kernel_xy,
@@ -258,7 +257,8 @@ class Pass:
     def part_of(self, group: Group) -> durations.GuestWork:
         """``group`` as the schedule's records know it (measure/durations.py)."""
         ctx, cell = self.ctx, group.pairs[0][0]
-        part = ("race" if group.at_once else "page") if group.bare else "tree" if group.later else "own"
+        part = ("race" if group.at_once else "touched" if group.first else "page") if group.bare \
+            else "tree" if group.later else "own"
         return durations.GuestWork(self.k.kernel_xy, self.page.name, part, "" if group.bare else cell.fs.name,
                               tuple(c.name for _, c in group.pairs),
                               durations.machine_key(ctx.cpus, ctx.memory_mb, ctx.accel, ctx.booter.name))
@@ -283,8 +283,9 @@ class Pass:
                 return False, cell.page.bytes, self.label, fs_rank[cell.fs.name]
             # The tree's checks, longest first by their recorded times (the
             # catalogue's estimates on a first run: measure/durations.py), so
-            # that the run's tail is about one part long.
-            return True, -expected[id(g)], self.label, fs_rank[cell.fs.name]
+            # that the run's tail is about one part long; the tests a series
+            # touches ahead of them all.
+            return True, float("-inf") if g.first else -expected[id(g)], self.label, fs_rank[cell.fs.name]
 
         def in_slot(g: Group) -> None:
             with slots.slot(rank(g), queued=True):

@@ -19,7 +19,13 @@ The page part's tests whose threads must run at the same time (``at_once``:
 folio_split_race_test spins waiting for its other thread) run in a guest of
 their own whose vCPUs each have a host thread ("race" part); the rest of the
 page part with TCG's vCPUs in turns, a quarter faster on a busy host. The two
-are put together into the page part first."""
+are put together into the page part first.
+
+On a series' side, the page part's tests the series touches (``touched``:
+the programs MAINTAINERS names for the files it changes, intake/touched.py)
+run first, in a guest of their own ("touched" part), and the page part leaves
+them out: their verdict is final minutes before the rest's. The touched part
+is put together into the page part before the race part."""
 
 from __future__ import annotations
 
@@ -32,7 +38,9 @@ from foliofarm.judge.catalogue import Check, Kind
 from foliofarm.judge.measurement import Measurement, PartOf, TestResult, TestsRun
 from foliofarm.results.outcome import Status
 
-PAGE, CELL, RACE = "page", "cell", "race"
+PAGE, CELL, RACE, TOUCHED = "page", "cell", "race", "touched"
+# the parts run once per page size, in guests with no cell filesystem
+BARE_PARTS = (PAGE, RACE, TOUCHED)
 
 
 def splits(chk: Check) -> bool:
@@ -40,8 +48,11 @@ def splits(chk: Check) -> bool:
     return chk.tree == "selftests" and bool(chk.options.get("per_page"))
 
 
-def part(chk: Check, which: str) -> Check:
-    return dataclasses.replace(chk, options={**chk.options, "part": which})
+def part(chk: Check, which: str, touched: str = "") -> Check:
+    """``chk``'s part ``which``; ``touched``: the programs the series touches
+    that run first (the page and touched parts leave each other's out)."""
+    more = {"touched": touched} if touched and which in (PAGE, TOUCHED) else {}
+    return dataclasses.replace(chk, options={**chk.options, "part": which, **more})
 
 
 def races(chk: Check) -> bool:
@@ -56,14 +67,25 @@ def races(chk: Check) -> bool:
 
 
 def part_of(chk: Check) -> str | None:
-    """"page", "race" or "cell" for a part of a split check, else None."""
+    """"page", "race", "touched" or "cell" for a part of a split check, else None."""
     p = chk.options.get("part")
-    return p if p in (PAGE, RACE, CELL) else None
+    return p if p in (*BARE_PARTS, CELL) else None
 
 
-def page_parts(chk: Check) -> set[str]:
-    """The parts run once per page size that make up ``chk``'s page part."""
-    return {PAGE, RACE} if races(chk) else {PAGE}
+def page_parts(chk: Check, touched: str = "") -> set[str]:
+    """The parts run once per page size that make up ``chk``'s page part
+    (``touched``: with a touched part for those programs)."""
+    return {PAGE} | ({RACE} if races(chk) else set()) | ({TOUCHED} if touched else set())
+
+
+def touched_programs(chk: Check, touched: list[tuple[str, list[str]]]) -> str:
+    """Of the series' touched programs (each with its categories), those the
+    split check ``chk`` runs (its categories, less those it leaves out), as
+    the guest script takes them; "" for none."""
+    run = str(chk.options.get("categories", "all")).split()
+    left_out = set(str(chk.options.get("left_out", "")).split())
+    return " ".join(p for p, cats in touched
+                    if p not in left_out and (run == ["all"] or set(cats) & set(run)))
 
 
 def _here(results: list[TestResult]) -> list[TestResult]:
@@ -97,6 +119,18 @@ def _ktap(page_m: Measurement, cell_m: Measurement, where: str) -> str:
             f"cell's own boot\n{cell_m.ktap or cell_m.console or ''}")
 
 
+def merge_touched(page_m: Measurement, touched_m: Measurement, where_page: str,
+                  where_touched: str) -> tuple[Measurement, str]:
+    """The page part from the page size's guest (``page_m``) and the tests the
+    series touches, run first (``touched_m``), both walking the same list."""
+    m = merge(page_m, touched_m, where_page, second=TOUCHED)
+    ktap = (f"# foliofarm: the tests the series touches, run first, {where_touched}\n"
+            f"{touched_m.ktap or touched_m.console or ''}\n"
+            f"# foliofarm: the rest, {where_page}\n{page_m.ktap or page_m.console or ''}")
+    touched = PartOf(where=where_touched, kind=touched_m.kind, seconds=touched_m.seconds)
+    return m.model_copy(update={"split": {}, "ktap": ktap, "touched": touched}), where_page
+
+
 def merge_page(page_m: Measurement, race_m: Measurement, where_page: str,
                where_race: str) -> tuple[Measurement, str]:
     """The page part of a split check from its two guests: the tests with the
@@ -107,7 +141,8 @@ def merge_page(page_m: Measurement, race_m: Measurement, where_page: str,
             f"# foliofarm: the tests that need their threads at once, {where_race}, "
             f"a host thread per vCPU\n{race_m.ktap or race_m.console or ''}")
     race = PartOf(where=where_race, kind=race_m.kind, seconds=race_m.seconds)
-    return m.model_copy(update={"split": {}, "ktap": ktap, "race": race}), f"{where_page} and {where_race}"
+    return (m.model_copy(update={"split": {}, "ktap": ktap, "race": race, "touched": page_m.touched}),
+            f"{where_page} and {where_race}")
 
 
 def merge(page_m: Measurement, cell_m: Measurement, where: str, second: str = CELL) -> Measurement:
@@ -122,11 +157,14 @@ def merge(page_m: Measurement, cell_m: Measurement, where: str, second: str = CE
         CELL: PartOf(kind=cell_m.kind, seconds=cell_m.seconds)}}
     if page_m.race is not None:
         m["split"][RACE] = page_m.race
+    if page_m.touched is not None:
+        m["split"][TOUCHED] = page_m.touched
     if worst != Kind.KTAP:
         bad = next(p for p in (PAGE, CELL) if parts[p].kind == worst)
         src = parts[bad]
         what = ("the tests run once for the page size" if bad == PAGE
                 else "the tests that need their threads at once" if second == RACE
+                else "the tests the series touches" if second == TOUCHED
                 else "the tests that take the cell's filesystem")
         m.update(reason=f"{what}: {src.reason}", excerpt=src.excerpt, ended_boot=src.ended_boot,
                  boot_failed=src.boot_failed, console=src.console)

@@ -48,7 +48,11 @@ def final_parts(doc: Results) -> str:
         return ""
     said = []
     for m in doc.milestones:
-        if m.checks:
+        if m.tests:
+            told = ", ".join(f"{n} {v}" for v, n in sorted(m.verdicts.items()))
+            said.append(f"The verdict of the selftests the series touches ({', '.join(m.tests)}) was "
+                        f"final {m.seconds:.0f} s after the run started ({told}).")
+        elif m.checks:
             told = ", ".join(f"{n} {v}" for v, n in sorted(m.verdicts.items()))
             said.append(f"The farm's own checks' verdict ({', '.join(m.checks)}) was final "
                         f"{m.seconds:.0f} s after the run started ({told}"

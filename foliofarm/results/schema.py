@@ -332,10 +332,12 @@ class FlakyResult(Part):
 class Milestone(Part):
     """A part of a two-sided run's verdict that became final while the rest
     ran: the farm's own checks' (seconds after the run started, their rows'
-    verdicts counted, what was still running), then the whole verdict's."""
+    verdicts counted, what was still running), the selftests the series
+    touches (``tests``: their rows' verdicts), then the whole verdict's."""
     part: str
     seconds: Number
     checks: list[str] = Field(default_factory=list)
+    tests: list[str] = Field(default_factory=list)
     verdicts: dict[str, int] = Field(default_factory=dict)
     pending: list[str] = Field(default_factory=list)
     to_confirm: int = 0

@@ -16,6 +16,7 @@ from foliofarm.measure import cells, passes
 from foliofarm.boot.protocol import Booter, QemuBoots
 from foliofarm.boot.vng import VngBoots
 from foliofarm.disks import reproducer
+from foliofarm.measure.first import TouchedVerdict
 from foliofarm.measure.milestone import OwnVerdict
 from foliofarm.disks import images, pyroot, rootfs, selftests_disk
 from foliofarm import locks, matrix
@@ -73,6 +74,14 @@ class Executor:
                                                             for fs in opts.filesystems
                                                             if opts.cells is None or f"{p.name}-{fs.name}" in opts.cells],
                                       log)
+        self.touched = TouchedVerdict(writer, [p.name for p in opts.page_sizes
+                                               if opts.cells is None or any(c.startswith(f"{p.name}-")
+                                                                            for c in opts.cells)], log)
+
+    def recorded(self) -> None:
+        """After each outcome recorded: the milestones that may now be final."""
+        self.own_verdict()
+        self.touched()
 
     def ground(self) -> plan.Ground:
         """What the plan works with."""
@@ -289,7 +298,8 @@ class Executor:
                                log=self.log, status=self.status if slots is None else no_status,
                                guests=o.guests, cpus=o.cpus, memory_mb=o.memory_mb,
                                numa_nodes=o.numa_nodes, slots=slots, ktap_parser=self.ktap_parser,
-                               recorded=self.own_verdict, booter=self.booter, qemu=self.qemu)
+                               recorded=self.recorded, first=self.touched, booter=self.booter,
+                               qemu=self.qemu)
 
     def _error_cells(self, of: list[Cell], message: str) -> None:
         for cell in of:

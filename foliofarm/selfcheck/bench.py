@@ -47,6 +47,7 @@ from foliofarm.intake import source
 from foliofarm.kernel.build import Builder
 from foliofarm.judge import catalogue
 from foliofarm.measure import schedule
+from foliofarm.measure.milestone import OWN
 from foliofarm.paths import ROOT, cache_dir
 from foliofarm.errors import InfraError
 from foliofarm.results.schema import Results
@@ -327,7 +328,7 @@ def work_limit(doc: Results, wall_s: float) -> dict:
 
 def own_final(doc: Results) -> float | None:
     """When the run's own checks' verdict was final (its milestone), in seconds."""
-    return next((m.seconds for m in doc.milestones if m.checks), None)
+    return next((m.seconds for m in doc.milestones if m.part == OWN), None)
 
 
 def table(report: dict) -> Table:

@@ -26,7 +26,6 @@ import sys
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
 
 from rich.console import Console
 from rich.table import Table

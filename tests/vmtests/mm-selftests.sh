@@ -1,6 +1,6 @@
 #!/bin/sh
 # The kernel's mm selftests in the guest:
-#   mm-selftests CATEGORIES TIMEOUT DIR HUGETLB_MB [LEFT_OUT [PART [AT_ONCE]]]
+#   mm-selftests CATEGORIES TIMEOUT DIR HUGETLB_MB [LEFT_OUT [PART [AT_ONCE [TOUCHED]]]]
 #   CATEGORIES  run_vmtests.sh -t list ("mmap mremap cow ..."), or "all"
 #   TIMEOUT     seconds each test may run before it is killed
 #   DIR         a writable directory on the cell's filesystem type for the tests
@@ -13,20 +13,25 @@
 #               no filesystem folder (run once per page size, in a guest with no
 #               cell filesystem attached), but those of AT_ONCE; race, those of
 #               AT_ONCE that take no folder (once per page size, in a guest whose
-#               vCPUs run truly at once: a host thread each under TCG); cell,
+#               vCPUs run truly at once: a host thread each under TCG); touched,
+#               those of TOUCHED that take no folder and are not of AT_ONCE (a
+#               series' touched tests, first, in a guest of their own; page
+#               then leaves them out); cell,
 #               those run_vmtests.sh gives the cell's folder (run in each cell).
 #               The others are reported as SKIP "elsewhere: ...", which the host
 #               leaves out when it puts the parts together.
 #   AT_ONCE     programs whose threads must run at the same time (one spins
 #               waiting for another), space-separated, or -
+#   TOUCHED     programs a series touches (foliofarm/intake/touched.py), or -
 # The selftests disk (mounted at /mnt/ffmm) holds the programs built from the
 # tree under test, run_vmtests.sh and bash. The programs stay there; the work
 # folder in tmpfs links to them (run_vmtests.sh mounts hugetlbfs at ./huge).
 # The output goes to the console (a crash leaves what was printed) and to
 # /tmp/out/mm-selftests.ktap, which the host reads whole.
 set -u
-cats=$1 per_test=$2 dir=$3 hugetlb_mb=$4 left_out=${5:--} part=${6:-all} at_once=${7:--}
-case $part in all|page|race|cell) ;; *) echo "mm-selftests: PART is all, page, race or cell, not $part"; exit 2 ;; esac
+cats=$1 per_test=$2 dir=$3 hugetlb_mb=$4 left_out=${5:--} part=${6:-all} at_once=${7:--} touched=${8:--}
+case $part in all|page|race|cell|touched) ;;
+*) echo "mm-selftests: PART is all, page, race, cell or touched, not $part"; exit 2 ;; esac
 st=/mnt/ffmm
 out=/tmp/out/mm-selftests.ktap
 if [ ! -x "$st/bin/run_vmtests.sh" ] || [ ! -x "$st/bash" ]; then
@@ -58,7 +63,7 @@ ff_timed() {
 	# of a page size.
 	local takes_fs=no
 	case " $* " in *" /tmp/mm-fs "*) takes_fs=yes ;; esac
-	case $FF_PART/$takes_fs in page/yes|race/yes)
+	case $FF_PART/$takes_fs in page/yes|race/yes|touched/yes)
 		echo "foliofarm: SKIP: elsewhere: takes the cell's filesystem, runs in each cell's boot"
 		return 4 ;;
 	esac
@@ -74,6 +79,16 @@ ff_timed() {
 	fi
 	if [ "$FF_PART" = race ] && [ $at_once = no ]; then
 		echo "foliofarm: SKIP: elsewhere: runs in the page size's guest with its vCPUs in turns"
+		return 4
+	fi
+	local touched=no
+	case " $FF_TOUCHED " in *" $prog "*) touched=yes ;; esac
+	if [ "$FF_PART" = page ] && [ $touched = yes ] && [ $at_once = no ]; then
+		echo "foliofarm: SKIP: elsewhere: a test the series touches, run first in a guest of its own"
+		return 4
+	fi
+	if [ "$FF_PART" = touched ] && { [ $touched = no ] || [ $at_once = yes ]; }; then
+		echo "foliofarm: SKIP: elsewhere: runs in the page size's guests, after the tests the series touches"
 		return 4
 	fi
 	case $takes_fs in yes)
@@ -99,7 +114,7 @@ if ! grep -q 'ff_timed "\$@"' "$work/run_vmtests.sh"; then
 	echo "mm-selftests: run_vmtests.sh of this tree has no (\"\$@\" 2>&1) line to put a deadline on"
 	exit 3
 fi
-export FF_TEST_TIMEOUT=$per_test FF_LEFT_OUT=$left_out FF_PART=$part FF_AT_ONCE=$at_once
+export FF_TEST_TIMEOUT=$per_test FF_LEFT_OUT=$left_out FF_PART=$part FF_AT_ONCE=$at_once FF_TOUCHED=$touched
 # The folder for the tests that write files (khugepaged all:file,
 # split_huge_page_test): on the cell's own filesystem where it has a scratch one;
 # where it has none (EROFS is read-only) those tests report SKIP, as tmpfs would
