@@ -22,7 +22,8 @@ BUDGET_S = float(os.environ.get("FOLIOFARM_TEST_BUDGET_S", 44 * 60))
 # The gated tests in the order they get what is left: a sample of each slow suite
 # first (mutants, the selftests' negative control, faults), then the tests that
 # need kernels of their own or many builds.
-GATED_ORDER = ("test_mutants", "test_last_part", "test_touched_runs", "test_mm_selftests", "test_negative_controls", "test_faults",
+GATED_ORDER = ("test_mutants", "test_last_part", "test_touched_runs", "test_mm_selftests",
+               "test_negative_controls", "test_faults",
                "test_reproducer_runs", "test_bisect", "test_series_runs", "test_lab_runs",
                "test_concurrent_runs", "test_vng", "test_debug_variant", "test_kernel_612")
 
