@@ -22,11 +22,9 @@ from typing import Callable
 from foliofarm.judge import compare
 from foliofarm.judge.catalogue import Check
 from foliofarm.judge.checks import judge_measurement
-from foliofarm.judge.ktap import ELSEWHERE
 from foliofarm.judge.measurement import Measurement
 from foliofarm.matrix import Cell
 from foliofarm.measure import split
-from foliofarm.results.outcome import Status
 from foliofarm.results.schema import Milestone, Results, Role, VerdictRow
 from foliofarm.results.writer import ResultsWriter
 
@@ -48,8 +46,7 @@ def here(m: Measurement) -> Measurement:
     """The touched part's tests without those it left to the other parts."""
     if m.tests is None:
         return m
-    kept = [r for r in m.tests.results if not (r.status == Status.SKIP and r.reason.startswith(ELSEWHERE))]
-    return m.model_copy(update={"tests": m.tests.model_copy(update={"results": kept})})
+    return m.model_copy(update={"tests": m.tests.model_copy(update={"results": split.ran_here(m.tests.results)})})
 
 
 @dataclass

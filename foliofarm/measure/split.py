@@ -88,7 +88,8 @@ def touched_programs(chk: Check, touched: list[tuple[str, list[str]]]) -> str:
                     if p not in left_out and (run == ["all"] or set(cats) & set(run)))
 
 
-def _here(results: list[TestResult]) -> list[TestResult]:
+def ran_here(results: list[TestResult]) -> list[TestResult]:
+    """``results`` without the tests a part left to another (SKIP "elsewhere: ...")."""
     return [r for r in results if not (r.status == Status.SKIP and r.reason.startswith(ELSEWHERE))]
 
 
@@ -102,10 +103,10 @@ def merge_results(page: list[TestResult], cell: list[TestResult]) -> list[TestRe
     names_p, names_c = [r.name for r in page], [r.name for r in cell]
     n = min(len(page), len(cell))
     if names_p[:n] != names_c[:n]:
-        return _here(page) + _here(cell)
+        return ran_here(page) + ran_here(cell)
     out = []
     for i in range(max(len(page), len(cell))):
-        mine = _here([x for x in (page[i] if i < len(page) else None,
+        mine = ran_here([x for x in (page[i] if i < len(page) else None,
                                   cell[i] if i < len(cell) else None) if x is not None])
         if mine:
             out.append(mine[0])
