@@ -133,12 +133,14 @@ class FigureRow(_Open):
 class KnownFailure(Strict):
     """A selftest known to fail on some kernels, page sizes or filesystems:
     ``test`` globs the test's name, ``inner`` one of its own results (absent:
-    the whole test)."""
+    the whole test), ``bails`` the words it failed with (its reason: exit
+    status, "Bail out!" line), so that a row covers that failure only."""
     kernel: str = "*"
     page_size: str = "*"
     fs: str = "*"
     test: str
     inner: Optional[str] = None
+    bails: Optional[str] = None
     reason: str = Field(min_length=1)
     flaky: bool = False       # fails in some runs only: its failure is no news, its pass neither
 

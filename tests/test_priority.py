@@ -140,3 +140,31 @@ def test_a_processes_cpu_time_and_its_wait_for_a_core_are_read_from_proc():
     finally:
         busy.communicate(b"")
     assert priority.cpu_seconds(busy.pid) is None and priority.waited_seconds(busy.pid) is None
+
+
+def spinner(seconds: float) -> subprocess.Popen:
+    """A process that keeps a core busy for ``seconds`` of its own CPU time, on core 0 only."""
+    return subprocess.Popen([sys.executable, "-c", "import time\nt = time.process_time()\n"
+                             f"while time.process_time() - t < {seconds}: pass\nimport sys; sys.stdin.read()"],
+                            stdin=subprocess.PIPE, preexec_fn=lambda: os.sched_setaffinity(0, {0}))
+
+
+def test_a_guest_that_shares_its_core_is_measured_as_slower_than_alone():
+    """Two processes on one core: each waits for it about as long as it runs
+    (slowdown about 2); one alone on it barely waits (about 1)."""
+    import time
+
+    def run(n: int) -> float:
+        procs = [spinner(0.6) for _ in range(n)]
+        try:
+            deadline = time.monotonic() + 30
+            while (priority.cpu_seconds(procs[0].pid) or 0) < 0.6 and time.monotonic() < deadline:
+                time.sleep(0.05)
+            return priority.slowdown(procs[0].pid)
+        finally:
+            for p in procs:
+                p.communicate(b"")
+
+    assert run(2) > 1.5
+    assert run(1) >= 1.0
+    assert priority.slowdown(2 ** 22 + 12345) is None      # no such process

@@ -109,6 +109,11 @@ def test_records_are_kept_read_back_and_a_damaged_file_is_started_again(tmp_path
         durations.record(tmp_path, work, wall, cpu, waited)
     got = durations.expected(durations.read(durations.path_of(tmp_path)), work, chk)
     assert got.seconds == 50 and got.load == pytest.approx(40 / 50) and got.measured
+    # and how many times longer than alone it took: the median wall (5, 90, 100, 120) over it
+    assert got.slowdown == pytest.approx(95 / 50)
+    # never under 1: a part that waited for no core took its time alone
+    durations.record(tmp_path, race, 60, 100, 0)
+    assert durations.expected(durations.read(durations.path_of(tmp_path)), race, chk).slowdown == 1.0
 
 
 def test_planned_jobs_group_as_the_run_does():

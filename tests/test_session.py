@@ -12,7 +12,7 @@ from foliofarm.matrix import cell_of
 from foliofarm.results.schema import BootEntry
 from foliofarm import matrix
 from foliofarm.boot.console import GuestSession
-from foliofarm.boot.session import BootPlan, check_timeout, run_boots
+from foliofarm.boot.session import MAX_PACE, BootPlan, check_timeout, paced, run_boots
 from foliofarm.judge import catalogue
 from foliofarm.judge.catalogue import Check
 from foliofarm.judge.checks import judge_measurement
@@ -143,6 +143,45 @@ def test_check_deadline_from_the_base_run(base, want):
     assert check_timeout(chk, base) == want
     if base is not None:
         assert check_timeout(chk, base) <= base + 60
+
+
+def test_a_selftests_deadline_follows_how_much_slower_than_alone_its_guest_runs():
+    """The per-test deadline (checks.toml test_timeout, 300 s) stretched by
+    the part's recorded slowdown or its vCPU's wait for a core so far,
+    whichever is more, at most MAX_PACE times; other checks are left alone."""
+    import os
+    import subprocess
+    import sys
+    import time
+
+    chk = catalogue.by_name()["mm-selftests"]
+    base = chk.options["test_timeout"]
+
+    class Gone:
+        child = None
+    assert paced(chk, 1.0, Gone()).options["test_timeout"] == base
+    assert paced(chk, 0.4, Gone()).options["test_timeout"] == base
+    assert paced(chk, 2.4, Gone()).options["test_timeout"] == 2.4 * base
+    assert paced(chk, 50, Gone()).options["test_timeout"] == MAX_PACE * base
+    exec_text = catalogue.by_name()["exec-text"]
+    assert paced(exec_text, 3.0, Gone()) is exec_text
+    # a guest whose vCPU thread shares its core with another: measured, not recorded
+    spin = [sys.executable, "-c", "import time\nt = time.process_time()\n"
+            "while time.process_time() - t < 0.6: pass\nimport sys; sys.stdin.read()"]
+    procs = [subprocess.Popen(spin, stdin=subprocess.PIPE, preexec_fn=lambda: os.sched_setaffinity(0, {0}))
+             for _ in range(2)]
+    try:
+        deadline = time.monotonic() + 30     # until both have spun (and sleep, reading their input)
+        while time.monotonic() < deadline and not all(
+                open(f"/proc/{p.pid}/stat").read().rsplit(")", 1)[1].split()[0] == "S" for p in procs):
+            time.sleep(0.05)
+
+        class Sharing:
+            child = procs[0]
+        assert paced(chk, 1.0, Sharing()).options["test_timeout"] > 1.5 * base
+    finally:
+        for p in procs:
+            p.communicate(b"")
 
 
 def test_a_kernel_that_dies_before_its_console_driver_is_quoted_from_the_early_console(tmp_path):

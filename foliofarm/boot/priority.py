@@ -95,10 +95,9 @@ def cpu_seconds(pid: int) -> float | None:
         return None
 
 
-def waited_seconds(pid: int) -> float | None:
-    """How long ``pid``'s busiest thread (a TCG guest's vCPU thread) waited,
-    runnable, for a core (/proc/PID/task/*/schedstat: its time on a core, its
-    time waiting on a run queue): what the other guests and builds cost it.
+def busiest_thread(pid: int) -> tuple[int, int] | None:
+    """The nanoseconds ``pid``'s busiest thread (a TCG guest's vCPU thread)
+    has run and waited, runnable, for a core (/proc/PID/task/*/schedstat);
     None if it is gone or the kernel does not keep the figures."""
     busiest: tuple[int, int] | None = None
     try:
@@ -112,7 +111,27 @@ def waited_seconds(pid: int) -> float | None:
             continue
         if busiest is None or ran > busiest[0]:
             busiest = (ran, waited)
+    return busiest
+
+
+def waited_seconds(pid: int) -> float | None:
+    """How long ``pid``'s busiest thread waited, runnable, for a core: what the
+    other guests and builds cost it. None if it is gone or the kernel does
+    not keep the figures."""
+    busiest = busiest_thread(pid)
     return None if busiest is None else busiest[1] / 1e9
+
+
+def slowdown(pid: int) -> float | None:
+    """How many times longer than alone ``pid``'s busiest thread has taken so
+    far: (its time on a core + its time waiting for one) / its time on a core.
+    1.0 for a guest with a core of its own; 2.5 where other guests and builds
+    kept it waiting one and a half times as long as it ran. None if it is
+    gone, has not run yet or the kernel does not keep the figures."""
+    busiest = busiest_thread(pid)
+    if busiest is None or busiest[0] <= 0:
+        return None
+    return (busiest[0] + busiest[1]) / busiest[0]
 
 
 class Priorities:

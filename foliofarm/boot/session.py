@@ -8,18 +8,19 @@ to the caller as they arrive, so a killed run leaves what it had."""
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import shlex
 import time
 from contextlib import nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from foliofarm import matrix
 from foliofarm.errors import GuestError
-from foliofarm.boot import splat
+from foliofarm.boot import priority, splat
 from foliofarm.boot.console import CommandResult, GuestSession
 from foliofarm.boot.qemu import SELFTESTS, THPMAPS, Machine
 from foliofarm.judge.measurement import Measurement, error
@@ -215,6 +216,7 @@ class BootPlan:
     labels: dict[str, str] = field(default_factory=dict)  # what the run says of the kernel (a lab job's metadata)
     boot_timeout: float = 300
     timeouts: dict[tuple[str, str], float] = field(default_factory=dict)  # (fs, check) -> s
+    pace: float = 1.0                   # how many times longer than alone its part took before (paced)
     qemu: str = ""
     outbox: Path | None = None          # the outbox disk's file, where the argv attaches one
     fs: str | None = None               # what its boots are named for, if not the pairs' filesystems
@@ -298,7 +300,7 @@ def run_checks(g: GuestSession, boots: BootPlan, pending: list[tuple[Cell, Check
         mark = g.console_mark()
         try:
             with status(f"{cell.id}: {chk.name}") if status else nullcontext():
-                m = measure(g, cell, chk, timeout)
+                m = measure(g, cell, paced(chk, boots.pace, g), timeout)
         except GuestError as exc:
             # kind "crash": the kernel hung or panicked (a verdict on the
             # kernel); "error": the farm lost the guest otherwise.
@@ -314,6 +316,29 @@ def run_checks(g: GuestSession, boots: BootPlan, pending: list[tuple[Cell, Check
             return
         pending.pop(0)
         yield cell, chk, m
+
+
+# The most a selftest's deadline is stretched (paced): a test that hangs on an
+# overloaded host still costs at most this many times the catalogue's deadline.
+MAX_PACE = 4.0
+
+
+def paced(chk: Check, pace: float, g: GuestSession) -> Check:
+    """``chk`` with its per-test deadline (a selftests run's ``test_timeout``,
+    checks.toml) stretched by how many times longer than alone this guest
+    runs: the larger of what its part took over its time alone in this
+    host's earlier runs (``pace``, measure/durations.py) and what its vCPU
+    has waited for a core since it started (priority.slowdown), at most
+    MAX_PACE. The catalogue's deadline is for a guest with a core of its
+    own; with more guests and builds than cores a test takes longer by as
+    much (cow on 64K: 309 s, killed, where it takes 130 s alone)."""
+    base = chk.options.get("test_timeout")
+    if not isinstance(base, int) or isinstance(base, bool):
+        return chk
+    child = getattr(g, "child", None)
+    now = priority.slowdown(child.pid) if child is not None else None
+    factor = min(MAX_PACE, max(1.0, pace, now or 1.0))
+    return replace(chk, options={**chk.options, "test_timeout": math.ceil(base * factor)})
 
 
 def boot_reports(exc: GuestError) -> list[str]:

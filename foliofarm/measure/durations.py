@@ -105,10 +105,14 @@ class Expected:
     """What a part is expected to take: its wall time alone on a host with
     cores to spare, the cores it keeps busy meanwhile (its CPU time over that:
     less than its threads where it waits on I/O, the host or its own sleeps),
-    and whether it was measured (else the catalogue's estimate)."""
+    whether it was measured (else the catalogue's estimate), and how many
+    times longer than alone it took in this host's runs (its wall time over
+    its time alone: the other guests' and the builds' share of the cores;
+    1.0 where not measured)."""
     seconds: float
     load: float
     measured: bool
+    slowdown: float = 1.0
 
 
 def expected(records: dict[str, Any], part: GuestWork, checks: Iterable[Check]) -> Expected:
@@ -119,7 +123,9 @@ def expected(records: dict[str, Any], part: GuestWork, checks: Iterable[Check]) 
     cpu = statistics.median(rec["cpu"]) if rec.get("cpu") else None
     if rec.get("alone"):
         alone = max(0.1, statistics.median(rec["alone"]))
-        return Expected(alone, part.threads if cpu is None else min(part.threads, max(0.05, cpu / alone)), True)
+        slow = max(1.0, statistics.median(rec["wall"]) / alone) if rec.get("wall") else 1.0
+        return Expected(alone, part.threads if cpu is None else min(part.threads, max(0.05, cpu / alone)), True,
+                        slow)
     if cpu is not None:
         return Expected(cpu / part.threads, part.threads, True)
     if rec.get("wall"):

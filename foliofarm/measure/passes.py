@@ -152,6 +152,7 @@ class Pass:
         self.lock = threading.Lock()
         self.timeouts = base_timeouts(ctx, k)
         self.expected: dict[int, float] = {}     # id(group) -> the seconds its part should take
+        self.expects: dict[int, durations.Expected] = {}   # and all that is expected of it
         self.known = history.known(ctx, k) if not label else {}    # flaky by the kernel's history
         # split checks: the page part by check (put together from its page and
         # race parts as they arrive), cell parts waiting for it
@@ -237,7 +238,7 @@ class Pass:
                         log_stem=ctx.writer.dir / "boots" / name, page=self.page, kernel=self.kernel,
                         pairs=cell_pairs, boot_timeout=ctx.boot_timeout, timeouts=self.timeouts,
                         fs=where if group.bare else None, tree=group.later, claim=group.at_once,
-                        labels=labels)
+                        labels=labels, pace=self.expects[id(group)].slowdown if id(group) in self.expects else 1.0)
         took: list[BootEntry] = []
         for got in booter.boot(plan, status):
             if isinstance(got, BootEntry):
@@ -273,9 +274,8 @@ class Pass:
         slots = ctx.slots or GuestSlots(ctx.guests)
         fs_rank = {c.fs.name: i for i, c in enumerate(self.k.cells)}
         records = durations.read(durations.path_of(ctx.cache))
-        expected = self.expected = {
-            id(g): round(durations.expected(records, self.part_of(g), [c for _, c in g.pairs]).seconds, 1)
-            for g in groups}
+        self.expects = {id(g): durations.expected(records, self.part_of(g), [c for _, c in g.pairs]) for g in groups}
+        expected = self.expected = {i: round(e.seconds, 1) for i, e in self.expects.items()}
 
         def rank(g: Group) -> tuple[Any, ...]:
             cell = g.pairs[0][0]
