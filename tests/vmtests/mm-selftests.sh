@@ -152,6 +152,7 @@ if [ "$hugetlb_mb" -gt 0 ]; then
 		echo "# foliofarm: hugetlb: $got of $n pages of ${hp_kb} kB reserved ($boot at boot)" | tee -a "$out"
 	fi
 fi
+echo "# foliofarm: each test's deadline: ${per_test}s (the host's, paced by how slow this guest runs)" | tee -a "$out"
 [ "$cats" = all ] && set -- || set -- -t "$cats"
 cd "$work"
 /bin/bash ./run_vmtests.sh "$@" 2>&1 | tee -a "$out"
