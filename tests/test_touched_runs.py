@@ -31,8 +31,10 @@ def test_the_touched_selftests_run_first_and_their_verdict_is_told_first(tmp_pat
     series = doc.sides.series.kernel
     parts = {b.part: b for b in doc.boots if b.kernel == series and b.started_s is not None}
     assert {"touched", "page", "tree"} <= set(parts), sorted(parts)
-    # first of the series' selftests guests
-    assert parts["touched"].started_s <= min(b.started_s for p, b in parts.items() if p != "touched")
+    # first of the series' selftests guests: started with the first of them (each
+    # guest's start is its end less its wall time, to a tenth of a second; guests
+    # given a slot at once start within moments, one waiting for a part to end minutes later)
+    assert parts["touched"].started_s <= min(b.started_s for p, b in parts.items() if p != "touched") + 2
     (mile,) = [m for m in doc.milestones if m.part == TOUCHED]
     whole = doc.milestones[-1]
     assert mile.seconds < whole.seconds and whole.part != TOUCHED
