@@ -151,8 +151,7 @@ class Pass:
         self.boots: list[Any] = []
         self.lock = threading.Lock()
         self.timeouts = base_timeouts(ctx, k)
-        self.expected: dict[int, float] = {}     # id(group) -> the seconds its part should take
-        self.expects: dict[int, durations.Expected] = {}   # and all that is expected of it
+        self.expects: dict[int, durations.Expected] = {}   # id(group) -> what its part should take
         self.known = history.known(ctx, k) if not label else {}    # flaky by the kernel's history
         # split checks: the page part by check (put together from its page and
         # race parts as they arrive), cell parts waiting for it
@@ -243,7 +242,8 @@ class Pass:
         for got in booter.boot(plan, status):
             if isinstance(got, BootEntry):
                 took.append(got)
-                got.part, got.expected_s = self.part_of(group).part, self.expected.get(id(group))
+                got.part, got.expected_s = self.part_of(group).part, (
+                    round(self.expects[id(group)].seconds, 1) if id(group) in self.expects else None)
                 if got.guest_seconds:
                     got.started_s = round(max(0.0, ctx.writer.seconds() - got.guest_seconds), 1)
                 self.on_boot(got)
@@ -275,7 +275,6 @@ class Pass:
         fs_rank = {c.fs.name: i for i, c in enumerate(self.k.cells)}
         records = durations.read(durations.path_of(ctx.cache))
         self.expects = {id(g): durations.expected(records, self.part_of(g), [c for _, c in g.pairs]) for g in groups}
-        expected = self.expected = {i: round(e.seconds, 1) for i, e in self.expects.items()}
 
         def rank(g: Group) -> tuple[Any, ...]:
             cell = g.pairs[0][0]
@@ -285,7 +284,7 @@ class Pass:
             # catalogue's estimates on a first run: measure/durations.py), so
             # that the run's tail is about one part long; the tests a series
             # touches ahead of them all.
-            return True, float("-inf") if g.first else -expected[id(g)], self.label, fs_rank[cell.fs.name]
+            return True, float("-inf") if g.first else -self.expects[id(g)].seconds, self.label, fs_rank[cell.fs.name]
 
         def in_slot(g: Group) -> None:
             with slots.slot(rank(g), queued=True):
