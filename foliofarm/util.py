@@ -16,7 +16,7 @@ import tempfile
 import threading
 import time
 from concurrent.futures import Future
-from contextlib import nullcontext
+from contextlib import nullcontext, suppress
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
@@ -165,10 +165,8 @@ def descendants(pid: int) -> list[int]:
 def kill_descendants(pid: int) -> None:
     """SIGKILL everything ``pid`` started, and what that started."""
     for c in descendants(pid):
-        try:
+        with suppress(ProcessLookupError, PermissionError):
             os.kill(c, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
 
 
 def deadline(seconds: float, said: Callable[[], None]) -> threading.Timer:
@@ -214,10 +212,15 @@ def sha256_files(paths: Iterable[Path]) -> str:
 def code_digest(path: Path) -> str:
     """A module's code as a cache key's part: its syntax tree without imports,
     comments or layout, so that a recipe's artifacts are made anew when the
-    recipe changes, not when the module moves or its imports do."""
-    tree = ast.parse(path.read_text(), str(path))
-    tree.body = [n for n in tree.body if not isinstance(n, (ast.Import, ast.ImportFrom))]
-    return sha256_text(ast.unparse(tree))
+    recipe changes, not when the module moves or its imports do. One parse at
+    a time: CPython 3.11's syntax trees are not made thread-safely (a SystemError)."""
+    with _PARSING:
+        tree = ast.parse(path.read_text(), str(path))
+        tree.body = [n for n in tree.body if not isinstance(n, (ast.Import, ast.ImportFrom))]
+        return sha256_text(ast.unparse(tree))
+
+
+_PARSING = threading.Lock()
 
 
 def _umask() -> int:
@@ -387,8 +390,7 @@ class ConsoleLog:
 
 
 def no_status(message: str) -> nullcontext[None]:
-    """A status line that shows nothing (a page size's thread: the main
-    thread has the one status line)."""
+    """A status line that shows nothing (a page size's thread: the main thread has it)."""
     return nullcontext()
 
 

@@ -8,6 +8,9 @@ every module's imports, before it becomes a circle."""
 from __future__ import annotations
 
 import ast
+import gc
+import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -120,6 +123,40 @@ def test_a_recipe_key_survives_a_move_but_not_a_change(tmp_path):
     changed = tmp_path / "changed.py"
     changed.write_text('"""Recipe."""\nfrom foliofarm import images\n\ndef build():\n    return 2\n')
     assert code_digest(a) == code_digest(moved) != code_digest(changed)
+
+
+class Cycle:
+    """Garbage whose collection lets another thread run (a finalizer that
+    gives up the GIL, as a subprocess's or a file's may in a run)."""
+
+    def __init__(self) -> None:
+        self.me = self
+
+    def __del__(self) -> None:
+        time.sleep(0)
+
+
+def test_recipe_keys_are_made_from_many_threads_at_once():
+    """The disks' recipes are keyed from threads at once (a page size's
+    each): CPython 3.11 raised SystemError ("AST constructor recursion depth
+    mismatch") when a collection mid-parse let another thread parse too."""
+    from foliofarm.util import code_digest
+    paths = [p for _, p in modules()]
+
+    def key(p: Path) -> str:
+        for _ in range(2):
+            _ = [Cycle() for _ in range(20)]
+            digest = code_digest(p)
+        return digest
+
+    was = gc.get_threshold()
+    gc.set_threshold(50, 5, 5)
+    try:
+        with ThreadPoolExecutor(8) as pool:
+            keys = list(pool.map(key, paths))
+    finally:
+        gc.set_threshold(*was)
+    assert keys == [code_digest(p) for p in paths]
 
 
 def test_no_cache_key_is_made_from_a_module_path():

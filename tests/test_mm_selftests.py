@@ -61,8 +61,9 @@ def test_each_page_size_runs_the_selftests_with_a_verdict_per_test(selftests_run
         assert len(parts) == 2, parts
         assert f"in boot {cell['page_size']}-nofs-7.3" in lines[parts[0]], lines[parts[0]]
         # each part: the hugetlb pages the boot reserved on the command line,
-        # then run_vmtests.sh's own KTAP
-        first, second = lines[parts[0] + 1:parts[0] + 3]
+        # each test's deadline (checks.toml's, paced: never less), then
+        # run_vmtests.sh's own KTAP
+        first, deadline, second = lines[parts[0] + 1:parts[0] + 4]
         got = re.fullmatch(r"# foliofarm: hugetlb: (\d+) of (\d+) pages of (\d+) kB reserved \((\d+) at boot\)",
                            first)
         assert got, first
@@ -73,6 +74,8 @@ def test_each_page_size_runs_the_selftests_with_a_verdict_per_test(selftests_run
             # there in 11 of 11 boots measured, but it is one block of the
             # buddy allocator's highest order: README, "Hugetlb pages".)
             assert have == boot == want, first
+        paced = re.fullmatch(r"# foliofarm: each test's deadline: (\d+)s \(.*\)", deadline)
+        assert paced and int(paced.group(1)) >= 300, deadline
         assert second == "TAP version 13"
     # one guest per page size for the tests that take no filesystem, with none
     # of the cells' filesystems attached

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Sequence
 
 from foliofarm.judge import compare
 from foliofarm.judge.catalogue import Check, is_own
@@ -53,3 +53,15 @@ class OwnVerdict:
         self.log(f"the farm's own checks' verdict is final after {w.seconds():.0f} s: {told}"
                  + (f" ({moved} with moved figures to be confirmed by a second boot)" if moved else "")
                  + f"; {', '.join(rest)} still running", "bold")
+
+
+@dataclass
+class Milestones:
+    """Every milestone of a run, told after each recorded outcome
+    (Context.recorded): a callable of measuring's floor, so that measuring
+    never calls back up into the run's room."""
+    each: Sequence[Callable[[], None]]
+
+    def __call__(self) -> None:
+        for told in self.each:
+            told()

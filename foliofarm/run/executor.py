@@ -17,7 +17,7 @@ from foliofarm.boot.protocol import Booter, QemuBoots
 from foliofarm.boot.vng import VngBoots
 from foliofarm.disks import reproducer
 from foliofarm.measure.first import TouchedVerdict
-from foliofarm.measure.milestone import OwnVerdict
+from foliofarm.measure.milestone import Milestones, OwnVerdict
 from foliofarm.disks import images, pyroot, rootfs, selftests_disk
 from foliofarm import locks, matrix
 from foliofarm.run import plan
@@ -77,11 +77,8 @@ class Executor:
         self.touched = TouchedVerdict(writer, [p.name for p in opts.page_sizes
                                                if opts.cells is None or any(c.startswith(f"{p.name}-")
                                                                             for c in opts.cells)], log)
-
-    def recorded(self) -> None:
-        """After each outcome recorded: the milestones that may now be final."""
-        self.own_verdict()
-        self.touched()
+        # after each outcome recorded: the milestones that may now be final
+        self.recorded = Milestones((self.own_verdict, self.touched))
 
     def ground(self) -> plan.Ground:
         """What the plan works with."""
