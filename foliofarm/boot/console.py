@@ -24,6 +24,7 @@ from foliofarm import cgroups, sandbox
 from foliofarm.boot import banner, priority, splat
 from foliofarm.boot.qemu import guest_totals
 from foliofarm.boot.banner import READY, normalise
+from foliofarm.boot.deadline import Deadline
 from foliofarm.errors import GuestError
 
 # After a lockup or hung-task report, how long the command in flight still gets.
@@ -35,18 +36,6 @@ SEARCH_WINDOW = 1 << 20
 # program gone wild): the command is stopped, as an error, not a verdict.
 CONSOLE_CAP = 64 << 20
 FLOOD_POLL_S = 2.0
-
-
-class Deadline:
-    def __init__(self, seconds: float) -> None:
-        self.seconds = seconds
-        self.end = time.monotonic() + seconds
-
-    def remaining(self) -> float:
-        return max(0.0, self.end - time.monotonic())
-
-    def expired(self) -> bool:
-        return self.remaining() <= 0
 
 
 @dataclass(frozen=True)
@@ -136,7 +125,7 @@ class GuestSession:
         self.child.delaybeforesend = None
         self.child.logfile_read = self._log
         try:
-            before = self._expect_marker(READY, Deadline(self.boot_timeout), "boot")
+            before = self._expect_marker(READY, Deadline(self.boot_timeout, self._waited), "boot")
         except BaseException:
             self.__exit__(None, None, None)
             raise
@@ -175,6 +164,11 @@ class GuestSession:
             self.cgroup.close()
             self.cgroup = None
 
+    def _waited(self) -> float | None:
+        """How long QEMU's busiest thread has waited for a core (a deadline's
+        extension: priority.waited_seconds), None once it is gone."""
+        return priority.waited_seconds(self.child.pid) if self.child is not None else None
+
     # -- commands ----------------------------------------------------------------
     def run(self, command: str, timeout: float = 120) -> CommandResult:
         """Run one shell command line in the guest and return its framed output,
@@ -183,7 +177,7 @@ class GuestSession:
             raise GuestError("guest is not running (an earlier command killed it)")
         tag = secrets.token_hex(6)
         begin, end, klog = f"FFB{tag}", f"FFE{tag}", f"FFK{tag}"
-        deadline = Deadline(timeout)
+        deadline = Deadline(timeout, self._waited)
         t0 = time.monotonic()
         self.running = command
         # 'FF''B' in the command prints as FFB: an echoed command line cannot match.
@@ -313,7 +307,7 @@ class GuestSession:
                              f"{stuck.kind + ': ' + stuck.line if stuck else 'a stuck task'}",
                              excerpt, kernel_fault=True)
         raise GuestError(f"guest hung: {what!r} did not finish within "
-                         f"{deadline.seconds:.0f}s", excerpt, kernel_fault=True)
+                         f"{deadline.describe()}", excerpt, kernel_fault=True)
 
     def _qemu_exit(self, fatal: bool) -> tuple[str, bool, bool]:
         """How QEMU ended, whether the host is to blame, and whether the kernel
