@@ -23,7 +23,7 @@ from foliofarm.paths import cache_dir
 from foliofarm.report import outputs, summary
 from foliofarm.results.arriving import Moment
 from foliofarm.results.writer import ResultsWriter
-from foliofarm.run.closing import close
+from foliofarm.run.closing import close, on_interrupt
 from foliofarm.run.executor import Executor
 from foliofarm.run.plan import Measure, RunOptions, Steps, dry_run, steps
 from foliofarm.util import ConsoleLog, clean_stale_tmp, deadline
@@ -67,6 +67,7 @@ class Runner:
             deadline(o.timeout, lambda: self.stopped(f"the run was stopped at its limit of "
                                                       f"{o.timeout:g} s (--timeout)"))
         complete, usage = True, False
+        restore = on_interrupt(self.stopped)     # ^C: as --timeout, at once
         try:
             # a lab's artifact server up (SIGTERM cancels its jobs), vng's guest root made
             ex.booter.open(self.log, w.run_id)
@@ -93,6 +94,7 @@ class Runner:
             ex.close()
             for booter in {id(b): b for b in (ex.booter, ex.qemu)}.values():
                 booter.close()          # its guests, the run's jobs left in a lab, ended
+            restore()
         plan = schedule.record_of(w.results().boots, os.cpu_count() or 1, o.guests, o.tree_guests or o.guests)
         if plan is not None:
             w.set_schedule(plan)
@@ -102,12 +104,12 @@ class Runner:
         self.finish(ex, code)
         return code
 
-    def stopped(self, why: str) -> None:
-        """The run stopped from outside the loop (--timeout): said, its boots
-        (a lab's jobs too) ended."""
+    def stopped(self, why: str, stage: str = "limit") -> None:
+        """The run stopped from outside the loop (--timeout, ^C): said, its
+        boots (a lab's jobs too) ended."""
         for booter in self.executor.booters():
             booter.cancel(why)
-        self.writer.add_error("limit", why)
+        self.writer.add_error(stage, why)
         close(self.writer, False, self.opts.strict_style)
         self.ui.print(Text("error: ", style="red") + Text(why))
 

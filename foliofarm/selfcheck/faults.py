@@ -10,7 +10,8 @@ Each fault is injected into a real `foliofarm run` on the warm cache (one cell,
   verdict `pass`, and nothing of the killed run is left in temporary folders.
 
 Faults: kill -9 at each stage (source, config, build, image creation, boot,
-check, report); QEMU killed mid-check; a truncated cached kernel image, a
+check, report); ^C (SIGINT to the run's process group) mid-check, which ends
+the run at once (not when its guests finish); QEMU killed mid-check; a truncated cached kernel image, a
 damaged disk image and damaged saved measurements; a full disk under the
 results folder and under the cache (tmpfs mounts: root only). Prints faults
 tried / survived, and writes RESULTS/faults.json.
@@ -58,6 +59,8 @@ class Proc:
     code: int
     out: str
     results: Path
+    stopping_s: float | None = None     # from the signal to the run's end
+    pid: int = 0
 
     def doc(self) -> Results | None:
         """What the run recorded, read back (child.py); None if nothing."""
@@ -65,21 +68,24 @@ class Proc:
 
 
 def farm(args: list[str], results: Path, env: dict[str, str] | None = None,
-         kill_when: Callable[[str, float, int], bool] | None = None, timeout: float = 1800) -> Proc:
-    """Run foliofarm; with ``kill_when(output so far, seconds, its pid)``, SIGKILL
-    it (and its process group) the first time that says so."""
+         kill_when: Callable[[str, float, int], bool] | None = None, timeout: float = 1800,
+         signum: int = signal.SIGKILL) -> Proc:
+    """Run foliofarm; with ``kill_when(output so far, seconds, its pid)``, send
+    ``signum`` (SIGKILL) to it and its process group the first time that says so."""
     results.mkdir(parents=True, exist_ok=True)
     proc = child.start(args, results, env=dict(os.environ, PYTHONPATH=str(ROOT), COLUMNS="200", **(env or {})),
                        output=subprocess.PIPE, text=True).proc
     out: list[str] = []
     t0 = time.monotonic()
     killed = threading.Event()
+    sent: list[float] = []
 
     def watch() -> None:
         while proc.poll() is None and not killed.is_set():
             if kill_when is not None and kill_when("".join(out), time.monotonic() - t0, proc.pid):
                 killed.set()
-                os.killpg(proc.pid, signal.SIGKILL)
+                sent.append(time.monotonic())
+                os.killpg(proc.pid, signum)
                 return
             time.sleep(0.05)
 
@@ -91,9 +97,10 @@ def farm(args: list[str], results: Path, env: dict[str, str] | None = None,
         if time.monotonic() - t0 > timeout:
             os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
+    ended = time.monotonic()
     killed.set()
     w.join()
-    return Proc(proc.returncode, "".join(out), results)
+    return Proc(proc.returncode, "".join(out), results, round(ended - sent[0], 1) if sent else None, proc.pid)
 
 
 def said(text: str, pattern: str) -> bool:
@@ -221,6 +228,26 @@ def qemu_killed(a: Attempt, work: Path) -> None:
     a.survived = ok and recovers(a, work)
 
 
+def interrupted(a: Attempt, work: Path) -> None:
+    """^C while a guest runs a check: the run ends within seconds (its guest
+    killed, not waited for), exit 3, results.json saying it was interrupted
+    and keeping what it had measured, no QEMU of it left."""
+    args = SCOPE + ["--fresh"]
+    p = farm(args, work / "interrupted", kill_when=saw(r"4k-xfs-7\.3 exec-text:", 0.2),
+             signum=signal.SIGINT)
+    doc = p.doc()
+    errors = [e for e in doc.errors if e.stage == "interrupted"] if doc else []
+    ok = a.note(p.code == 3, f"exit {p.code} (3: could not finish)")
+    ok &= a.note(p.stopping_s is not None and p.stopping_s < 30,
+                 f"ended {p.stopping_s} s after the ^C (under 30 s)")
+    ok &= a.note(bool(errors) and "SIGINT" in errors[0].message, "results.json says it was interrupted")
+    ok &= kept_results(a, p)
+    left = subprocess.run(["pgrep", "-f", f"foliofarm-{p.pid}-"], capture_output=True, text=True)
+    ok &= a.note(left.stdout == "", f"no guest of it left running {left.stdout.strip()}")
+    ok &= no_traceback(a, p)
+    a.survived = ok and recovers(a, work, args) and no_leftover_tmp(a)
+
+
 def damaged(what: str, damage: Callable[[], Path | None], expect: str,
             args: list[str] | None = None) -> Callable[[Attempt, Path], None]:
     def fault(a: Attempt, work: Path) -> None:
@@ -311,6 +338,7 @@ def faults() -> dict[str, Callable[[Attempt, Path], None]]:
         "kill -9 at boot": kill_at("boot", saw(r"booting 4k", 0.3)),
         "kill -9 at check": kill_at("check", saw(r"4k-xfs-7\.3 exec-text:", 0.2)),
         "kill -9 at report": kill_at("report", saw(r"4k-xfs-7\.3 mmap-miss:", 0.05)),
+        "^C at check": interrupted,
         "QEMU killed mid-check": qemu_killed,
         "truncated kernel image": damaged("kernel image", truncate_image, r"damaged or incomplete: building"),
         "damaged disk image": damaged("disk image", damage_disk, r"damaged or unsealed: making it again"),
