@@ -150,7 +150,7 @@ def no_leftover_tmp(a: Attempt) -> bool:
 
 def unique_series(work: Path) -> Path:
     """A one-file series unique to this attempt, so that the series side builds."""
-    from foliofarm.selfcheck.bench import unique_mm_patch
+    from foliofarm.selfcheck.patches import unique_mm_patch
     return unique_mm_patch(work / "series")
 
 
