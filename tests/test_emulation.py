@@ -77,8 +77,14 @@ def test_every_variant_changes_one_thing_from_the_default():
     names = [v.name for v in emulation.VARIANTS]
     assert names[0] == emulation.BASE and len(set(names)) == len(names)
     assert emulation.VARIANTS[0].args == ()
+    from foliofarm.cli import parser
+    default = vars(parser().parse_args(["run"]))
     for v in emulation.VARIANTS[1:]:
-        assert v.args and v.args[0].startswith("--")
+        # each the run's own options, changing what the default run has
+        changed = {k for k, x in vars(parser().parse_args(["run", *v.args])).items() if default.get(k) != x}
+        assert changed and changed <= {"guests", "tree_guests", "tcg_cpu", "tcg_threads", "cpus",
+                                       "extra_config"}, (v.name, changed)
+        assert v.builds == ("extra_config" in changed), v.name
 
 
 @pytest.mark.parametrize("spec", ["max", qemu.TCG_CPU, "max,pauth=off", "max,sve=off,pauth-impdef=on",
