@@ -101,3 +101,28 @@ def test_tcg_cpu_refuses_what_qemu_would_not_take(spec, said):
         pytest.skip("no QEMU here to list its CPUs")
     with pytest.raises(UsageError, match=said):
         qemu.cpu_model(spec)
+
+
+def test_compare_again_judges_the_saved_runs_anew_and_keeps_every_row(tmp_path):
+    """The guests-6 run and the default's, as they wrote results.json: saved as
+    different (same_results then counted a test judged `flaky` as news),
+    compared again they are the same; the rows and their figures are kept."""
+    import gzip
+    rows = []
+    for name in ("default", "guests-6"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "results.json").write_bytes(
+            gzip.decompress((DATA / f"emulation-{name}-7.3.json.gz").read_bytes()))
+        rows.append(Measured(name, name, [], exit_status=0, wall_s=961.2 if name == "default" else 1339.9,
+                             results=str(tmp_path / name), same=None if name == "default" else False,
+                             differences=["4k-xfs mm-selftests: outcome pass -> flaky"]))
+    rows.insert(1, Measured("pauth-off", "kept as measured", [], exit_status=0, wall_s=1000.4, same=True,
+                            results=str(tmp_path / "gone")))   # its run folder pruned since: not compared
+    report = tmp_path / "emulation.json"
+    emulation.save(report, rows)
+    assert emulation.compare_again(report) == 0
+    again = {m.name: m for m in emulation.load(report)}
+    assert list(again) == ["default", "pauth-off", "guests-6"]
+    assert again["guests-6"].same is True and again["guests-6"].differences == []
+    assert "0 difference(s)" in again["guests-6"].compared and again["guests-6"].wall_s == 1339.9
+    assert again["pauth-off"].same is True and again["pauth-off"].wall_s == 1000.4

@@ -52,11 +52,20 @@ def known(x: tuple | None, y: tuple | None) -> bool:
     """A test's outcome that moves between clean boots by what the farm knows
     of it (judge/compare.py judges it no news): a known failure that passed in
     one (xfail, xpass), a known flaky test passing in one and failing the
-    known way in the other; with the same count of results."""
+    known way in the other, a test the farm judged `flaky` (it failed where
+    the kernel's history has it fail in some boots) passing in the other;
+    with the same count of results."""
     if x is None or y is None or x[1] != y[1]:
         return False
     outcomes = {x[0], y[0]}
-    return outcomes <= {"xfail", "xpass"} or ((x[2] or y[2]) and outcomes <= {"pass", "xfail"})
+    return outcomes <= {"xfail", "xpass"} or (
+        (x[2] or y[2] or "flaky" in outcomes) and outcomes <= {"pass", "xfail", "flaky"})
+
+
+def known_outcome(x: str, y: str) -> bool:
+    """A check's outcome that moves by what the farm knows: passing in one run
+    and `flaky` in the other (only tests known or measured flaky failed)."""
+    return {x, y} == {"pass", "flaky"}
 
 
 def differences(a: dict[str, Any], b: dict[str, Any], shown: list[str] | None = None) -> list[str]:
@@ -80,7 +89,11 @@ def entry_differences(where: str, x: dict[str, Any], y: dict[str, Any], within: 
     their noise left out."""
     out = []
     if x["outcome"] != y["outcome"]:
-        out.append(f"{where}: outcome {x['outcome']} -> {y['outcome']}")
+        line = f"{where}: outcome {x['outcome']} -> {y['outcome']}"
+        if not known_outcome(x["outcome"], y["outcome"]):
+            out.append(line)
+        elif shown is not None:
+            shown.append(line + " (known: no news)")
     for name in sorted(set(x["figures"]) | set(y["figures"])):
         u, v = x["figures"].get(name), y["figures"].get(name)
         if u == v:

@@ -199,6 +199,28 @@ def show(done: list[Measured]) -> None:
             print(f"{m.name}: {d}")
 
 
+def in_order(done: list[Measured]) -> list[Measured]:
+    rank = {v.name: i for i, v in enumerate(VARIANTS)}
+    return sorted(done, key=lambda m: rank.get(m.name, len(rank)))
+
+
+def compare_again(report: Path) -> int:
+    """Each saved variant's run compared with the default's again (after
+    tools/same_results.py learned more of what is no news), saved."""
+    done = load(report)
+    base = next((m for m in done if m.name == BASE and not m.error), None)
+    if base is None:
+        print(f"foliofarm-emulation: {report}: no default run to compare with", file=sys.stderr)
+        return 2
+    for m in done:       # (a run whose folder was pruned since keeps its saved answer)
+        if m.name != BASE and not m.error and (Path(m.results) / "results.json").exists():
+            m.differences = []
+            compare(Path(base.results) / "results.json", Path(m.results) / "results.json", m)
+    save(report, done)
+    print(markdown(done))
+    return 0 if all(m.same is not False for m in done) else 1
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="foliofarm selfcheck emulation", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -206,28 +228,35 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", default="", help="comma-separated variants (the default's run is "
                     f"always made or reused first): {', '.join(v.name for v in VARIANTS)}")
     ap.add_argument("--table", action="store_true", help="print the saved table as markdown, run nothing")
+    ap.add_argument("--compare-again", action="store_true",
+                    help="compare each saved variant's run with the default's again (tools/same_results.py), run nothing")
     ap.add_argument("run_args", nargs="*", help="passed to foliofarm run (after --)")
     a = ap.parse_args(argv)
     report = a.results / "emulation.json"
     if a.table:
         print(markdown(load(report)))
         return 0
+    if a.compare_again:
+        return compare_again(report)
     names = set(a.only.split(",")) - {""} if a.only else {v.name for v in VARIANTS}
     unknown = names - {v.name for v in VARIANTS}
     if unknown:
         print(f"foliofarm-emulation: no variant {', '.join(sorted(unknown))}", file=sys.stderr)
         return 2
-    done = [m for m in (load(report) if report.exists() else []) if m.name == BASE and not m.error]
+    # the default's run and the variants not run now are kept as they were measured
+    done = [m for m in (load(report) if report.exists() else [])
+            if not m.error and (m.name == BASE or m.name not in names)]
     ui = Console(stderr=True)
     for v in VARIANTS:
-        if v.name == BASE and done:
+        if v.name == BASE and any(m.name == BASE for m in done):
             continue                  # the default's run, kept from before
         if v.name != BASE and v.name not in names:
             continue
-        base_doc = Path(done[0].results) / "results.json" if done and done[0].name == BASE else None
+        base = next((m for m in done if m.name == BASE), None)
+        base_doc = Path(base.results) / "results.json" if base else None
         with ui.status(f"{v.name}: foliofarm run --fresh {' '.join(v.args)}"):
             m = run_variant(v, a.results, a.run_args, base_doc)
-        done.append(m)
+        done = in_order([*done, m])
         save(report, done)
         ui.log(f"{v.name}: {m.error or f'{m.wall_s:.0f} s, guests {m.cpu_s:.0f} CPU s'}"
                + ("" if m.same is None else f", same as the default: {m.same}"))
