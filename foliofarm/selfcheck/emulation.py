@@ -226,7 +226,7 @@ def main(argv: list[str] | None = None) -> int:
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--results", type=Path, default=ROOT / "results" / "emulation")
     ap.add_argument("--only", default="", help="comma-separated variants (the default's run is "
-                    f"always made or reused first): {', '.join(v.name for v in VARIANTS)}")
+                    f"made or reused first; named, it is run again): {', '.join(v.name for v in VARIANTS)}")
     ap.add_argument("--table", action="store_true", help="print the saved table as markdown, run nothing")
     ap.add_argument("--compare-again", action="store_true",
                     help="compare each saved variant's run with the default's again (tools/same_results.py), run nothing")
@@ -243,9 +243,11 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         print(f"foliofarm-emulation: no variant {', '.join(sorted(unknown))}", file=sys.stderr)
         return 2
-    # the default's run and the variants not run now are kept as they were measured
+    # the default's run (unless named in --only: run again) and the variants
+    # not run now are kept as they were measured
+    again = bool(a.only) and BASE in names
     done = [m for m in (load(report) if report.exists() else [])
-            if not m.error and (m.name == BASE or m.name not in names)]
+            if not m.error and (m.name == BASE and not again or m.name not in names)]
     ui = Console(stderr=True)
     for v in VARIANTS:
         if v.name == BASE and any(m.name == BASE for m in done):
