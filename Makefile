@@ -29,7 +29,8 @@ integration: setup
 ## bench: warm, series and cold run times as ratios, build overhead, boot times,
 ## where the time goes; then every mutant and every fault (hours: BENCH_ARGS=
 ## without --cold leaves out the cold run and the raw makes; the pre-submit
-## figures alone, about an hour: foliofarm selfcheck bench --series-only)
+## figures alone, an hour to two: foliofarm selfcheck bench --series-only; each
+## run is kept as it ends, and --resume goes on from a bench stopped part way)
 BENCH_ARGS ?= --cold
 bench: setup
 	$(VENV)/bin/foliofarm selfcheck bench --results "$(RESULTS)/bench" $(BENCH_ARGS)

@@ -126,3 +126,19 @@ def test_compare_again_judges_the_saved_runs_anew_and_keeps_every_row(tmp_path):
     assert again["guests-6"].same is True and again["guests-6"].differences == []
     assert "0 difference(s)" in again["guests-6"].compared and again["guests-6"].wall_s == 1339.9
     assert again["pauth-off"].same is True and again["pauth-off"].wall_s == 1000.4
+
+
+def test_a_rerun_stopped_part_way_keeps_the_rows_it_had_not_replaced(tmp_path):
+    """`make emulation EMULATION_ARGS='--only default,sve-off'` stopped after
+    the default's new run: sve-off's saved row stays, the default's is the new
+    one, and each row names its own run folder and when it ran."""
+    old = [Measured("default", "d", [], wall_s=961.2, results="results/emulation/default/a", started="00:41"),
+           Measured("sve-off", "s", ["--tcg-cpu", "max,sve=off"], wall_s=1104.2, started="08:43"),
+           Measured("one-vcpu", "o", ["--cpus", "1"], wall_s=1855.6, started="09:01")]
+    new = Measured("default", "d", [], wall_s=1622.5, results="results/emulation/default/b", started="12:34")
+    kept = [m for m in old if m.name != "sve-off" and m.name != "default"]
+    rows = emulation.with_kept(emulation.in_order([*kept, new]), old)
+    assert [(m.name, m.wall_s, m.started) for m in rows] == [
+        ("default", 1622.5, "12:34"), ("sve-off", 1104.2, "08:43"), ("one-vcpu", 1855.6, "09:01")]
+    emulation.save(tmp_path / "emulation.json", rows)
+    assert [m.started for m in emulation.load(tmp_path / "emulation.json")] == ["12:34", "08:43", "09:01"]

@@ -26,6 +26,7 @@ from foliofarm.results.schema import Results
 from foliofarm.util import kill_group
 
 PR_SET_PDEATHSIG = 1
+INTERRUPT_GRACE_S = 30.0
 
 
 def command(args: list[str]) -> list[str]:
@@ -63,6 +64,18 @@ class Child:
         """Kill the run's process group (what a finished run left behind too)."""
         kill_group(self.proc.pid)
 
+    def interrupt(self, grace: float = INTERRUPT_GRACE_S) -> None:
+        """^C passed on: the run is in a session of its own, so a terminal's
+        ^C reaches only its parent. SIGINT makes the run stop as ^C does (it
+        records why and kills its guests); what is left after ``grace`` is killed."""
+        try:
+            self.proc.send_signal(signal.SIGINT)
+            self.proc.wait(grace)
+        except subprocess.TimeoutExpired:
+            pass
+        finally:                 # a second ^C: everything at once
+            self.stop()
+
     @property
     def run_dir(self) -> Path | None:
         latest = self.results / "latest"
@@ -91,12 +104,17 @@ def run_to_end(args: list[str], results: Path, *, log: Path | None = None, env: 
                cwd: Path = ROOT, timeout: float | None = None) -> tuple[int | None, Results | None]:
     """Run `foliofarm run ARGS --results RESULTS` to its end (its output to
     ``log``, appended, or nowhere), then what it recorded: (exit status, None
-    if stopped at ``timeout``; its results, None if it left none)."""
+    if stopped at ``timeout``; its results, None if it left none). ^C here
+    stops the run too (Child.interrupt), then goes on up."""
     if log is not None:
         log.parent.mkdir(parents=True, exist_ok=True)
     with open(log, "ab") if log is not None else open(os.devnull, "wb") as out:
         child = start(args, results, env=env, cwd=cwd, output=out)
-        rc = child.wait(timeout)
+        try:
+            rc = child.wait(timeout)
+        except KeyboardInterrupt:
+            child.interrupt()
+            raise
     child.stop()
     return rc, child.read()
 

@@ -26,7 +26,8 @@
   (under 30 s) and the selftests the patch touches (under 180 s); and the
   first series run after `make run` against that median (no base boots).
 
-Results go to RESULTS/bench.json and a table on the terminal."""
+Results go to RESULTS/bench.json and a table on the terminal; the pre-submit runs are named in
+RESULTS/bench-series.json as each ends (`--resume` goes on from them: selfcheck/series_runs.py)."""
 
 from __future__ import annotations
 
@@ -53,7 +54,9 @@ from foliofarm.paths import ROOT, cache_dir
 from foliofarm.errors import InfraError
 from foliofarm.results.schema import Results
 from foliofarm.run import child
+from foliofarm.selfcheck import series_runs
 from foliofarm.selfcheck.patches import unique_mm_patch
+from foliofarm.selfcheck.series_runs import Timed
 from foliofarm.util import write_json
 
 WARM_TARGET_S = 30.0
@@ -64,9 +67,10 @@ SERIES_RUNS = 3
 
 
 def timed_run(args: list[str], env: dict[str, str] | None = None,
-              check_names: str | None = None) -> tuple[float, int, Results]:
+              check_names: str | None = None) -> Timed:
     """One `foliofarm run` (the farm's own checks unless ``check_names``;
-    "" for the default, every check) timed from start to exit."""
+    "" for the default, every check) timed from start to exit: (seconds,
+    exit status, its results) and its folder."""
     results = Path(tempfile.mkdtemp(prefix="ffbench-"))
     chosen = catalogue.own() if check_names is None else check_names
     t0 = time.monotonic()
@@ -75,7 +79,7 @@ def timed_run(args: list[str], env: dict[str, str] | None = None,
     seconds = time.monotonic() - t0
     if doc is None or rc is None:
         raise InfraError(f"`foliofarm run {' '.join(args)}` left no results (exit {rc}) in {results}")
-    return seconds, rc, doc
+    return Timed(seconds, rc, doc, (results / "latest").resolve())
 
 
 def breakdown(doc: Results, wall_s: float) -> dict[str, float]:
@@ -133,7 +137,7 @@ def cold_run(ui: Console, kernel: str, cache: Path, warm_s: float, raw_s: float)
             if (cache / name).exists():
                 (Path(tmp) / name).symlink_to(cache / name)
         ui.log("cold run: every build, image and boot anew (downloads reused)")
-        cold_s, cold_rc, doc = timed_run(["--kernel", kernel], env={"FOLIOFARM_CACHE": tmp})
+        cold_s, cold_rc, doc = timed_run(["--kernel", kernel], env={"FOLIOFARM_CACHE": tmp}).parts()
     ratio = cold_s / raw_s if raw_s else None
     return {"seconds": round(cold_s, 1), "exit": cold_rc, "raw_cold_makes_s": round(raw_s, 1),
             "ratio_to_raw_makes": round(ratio, 3) if ratio else None,
@@ -152,11 +156,14 @@ def main(argv: list[str] | None = None) -> int:
                          "three kernel builds twice)")
     ap.add_argument("--series-only", action="store_true",
                     help="only the pre-submit figures (make run, then the series runs): about an hour")
+    ap.add_argument("--resume", action="store_true",
+                    help=f"go on from the runs RESULTS/{series_runs.FILE} names (a bench stopped part way)")
     args = ap.parse_args(argv)
     ui = Console()
     report: dict = {"kernel": args.kernel, "machine": {"cpus": os.cpu_count()}}
+    kept = args.results / series_runs.FILE
     if args.series_only:
-        report["series_to_verdict"] = series_to_verdict(ui, args.kernel)
+        report["series_to_verdict"] = series_to_verdict(ui, args.kernel, kept, args.resume)
         args.results.mkdir(parents=True, exist_ok=True)
         write_json(args.results / "bench.json", report)
         ui.print(table(report))
@@ -165,7 +172,7 @@ def main(argv: list[str] | None = None) -> int:
     warm = warm_runs(ui, args.kernel, report)
     cache = cache_dir()
     report["kernels"] = kernel_builds(ui, args.kernel, cache, warm, args.cold)
-    report["series_to_verdict"] = series_to_verdict(ui, args.kernel)
+    report["series_to_verdict"] = series_to_verdict(ui, args.kernel, kept, args.resume)
     if args.cold:
         report["cold_run"] = cold_run(ui, args.kernel, cache, report["warm_run"]["seconds"],
                                       sum(k["raw_cold_make_s"] for k in report["kernels"]))
@@ -183,17 +190,17 @@ def warm_runs(ui: Console, kernel: str, report: dict) -> dict:
     changed and one that boots every kernel again (--fresh); the warm run's
     results."""
     ui.log("priming: one full run so that everything is cached")
-    prime_s, prime_rc, prime = timed_run(["--kernel", kernel])
+    prime_s, prime_rc, prime = timed_run(["--kernel", kernel]).parts()
     report["prime_run"] = {"seconds": round(prime_s, 1), "exit": prime_rc,
                            "built": [k.page_size for k in prime.kernels if k.built_now]}
     ui.log("warm re-run of the full matrix")
-    warm_s, warm_rc, warm = timed_run(["--kernel", kernel])
+    warm_s, warm_rc, warm = timed_run(["--kernel", kernel]).parts()
     rebuilt = [k.page_size for k in warm.kernels if k.built_now]
     report["warm_run"] = {"seconds": round(warm_s, 1), "exit": warm_rc, "rebuilt": rebuilt,
                           "target_seconds": WARM_TARGET_S,
                           "ratio_to_target": round(warm_s / WARM_TARGET_S, 2)}
     ui.log("warm re-run of the full matrix, every kernel booted again (--fresh)")
-    fresh_s, fresh_rc, fresh = timed_run(["--kernel", kernel, "--fresh"])
+    fresh_s, fresh_rc, fresh = timed_run(["--kernel", kernel, "--fresh"]).parts()
     report["warm_fresh_run"] = {"seconds": round(fresh_s, 1), "exit": fresh_rc,
                                 "ratio_to_reused": round(fresh_s / warm_s, 2)}
     boots: dict[str, list[float]] = {}
@@ -243,40 +250,52 @@ def kernel_builds(ui: Console, kernel: str, cache: Path, warm: Results, cold: bo
     return kernels
 
 
-def series_to_verdict(ui: Console, kernel: str) -> dict:
+def series_to_verdict(ui: Console, kernel: str, kept: Path, resume: bool = False) -> dict:
     """Pre-submit, every default check (the kernel's mm selftests included): a
     two-patch mm series (selfcheck/patches.py) against the base as `make run` leaves it, to verdict.
     First `make run`'s own run (every cell measured afresh, twice: --noise),
     then SERIES_RUNS + 1 series runs, each with a patch of its own: the first
     is the first series after make run, the median of the others the series
     verdict time (two cores shared by make and two guests make single runs
-    vary), and in each the moment the farm's own checks' verdict was final."""
-    ui.log("make run: the base measured afresh, booted twice for its noise, every check")
-    base_s, base_rc, _ = timed_run(["--kernel", kernel, "--fresh", "--noise"], check_names="")
-    runs = []
-    for i in range(SERIES_RUNS + 1):
+    vary), and in each the moment the farm's own checks' verdict was final.
+    Each run is named in ``kept`` as it ends; ``resume`` goes on from there."""
+    base, runs, lost = series_runs.load(kept, kernel) if resume else (None, [], [])
+    for folder in lost:
+        ui.log(f"{kept} names {folder}, which is gone: that run is made again")
+    if base is None:
+        ui.log("make run: the base measured afresh, booted twice for its noise, every check")
+        base = timed_run(["--kernel", kernel, "--fresh", "--noise"], check_names="")
+        series_runs.save(kept, kernel, base, runs)
+    for i in range(len(runs), SERIES_RUNS + 1):
         ui.log(f"series run {i + 1} of {SERIES_RUNS + 1}: a two-patch mm series, every check, full matrix")
         with tempfile.TemporaryDirectory(prefix="ffseries-") as tmp:
             runs.append(timed_run(["--kernel", kernel, "--series", str(unique_mm_patch(Path(tmp), touching=True))],
                                   check_names=""))
+        series_runs.save(kept, kernel, base, runs)
+    return series_figures(base, runs)
+
+
+def series_figures(base: Timed, runs: list[Timed]) -> dict:
+    """The figures: the first series run after make run, the rest's median, and where its time went."""
     first, rest = runs[0], runs[1:]
-    ser_s, _, ser = sorted(rest, key=lambda r: r[0])[len(rest) // 2]
-    owns, touched = (sorted(final_after(doc, part) or float("inf") for _, _, doc in rest) for part in (OWN, TOUCHED))
-    own_s, touched_s = owns[len(owns) // 2], touched[len(touched) // 2]
+    med = sorted(rest, key=lambda r: r.seconds)[len(rest) // 2]
+    ser_s, ser = med.seconds, med.doc
+    owns, touched = (sorted(x for r in rest if (x := final_after(r.doc, part)) is not None) for part in (OWN, TOUCHED))
+    own_s, touched_s = (xs[len(xs) // 2] if xs else None for xs in (owns, touched))
     verdicts: dict[str, int] = {}
-    for r in ser.verdicts:
-        if not r.subtest_of:
-            verdicts[r.verdict] = verdicts.get(r.verdict, 0) + 1
-    return {"make_run_seconds": round(base_s, 1), "make_run_exit": base_rc,
-            "seconds": round(ser_s, 1), "exit": max(rc for _, rc, _ in runs),
-            "runs_seconds": [round(s, 1) for s, _, _ in rest], "target_seconds": SERIES_TARGET_S,
+    for v in ser.verdicts:
+        if not v.subtest_of:
+            verdicts[v.verdict] = verdicts.get(v.verdict, 0) + 1
+    return {"make_run_seconds": round(base.seconds, 1), "make_run_exit": base.rc,
+            "seconds": round(ser_s, 1), "exit": max(r.rc for r in runs),
+            "runs_seconds": [round(r.seconds, 1) for r in rest], "target_seconds": SERIES_TARGET_S,
             "ratio_to_target": round(ser_s / SERIES_TARGET_S, 2),
             "own_seconds": own_s, "own_runs_seconds": owns, "own_target_seconds": OWN_TARGET_S,
-            "own_ratio_to_target": round(own_s / OWN_TARGET_S, 2), "touched_seconds": touched_s,
-            "touched_runs_seconds": touched, "touched_ratio_to_target": round(touched_s / TOUCHED_TARGET_S, 2),
-            "first_after_make_run_seconds": round(first[0], 1),
-            "first_ratio_to_median": round(first[0] / ser_s, 2),
-            "first_base_booted": sum(1 for b in first[2].boots
+            "own_ratio_to_target": own_s and round(own_s / OWN_TARGET_S, 2), "touched_seconds": touched_s,
+            "touched_runs_seconds": touched, "touched_ratio_to_target": touched_s and round(touched_s / TOUCHED_TARGET_S, 2),
+            "first_after_make_run_seconds": round(first.seconds, 1),
+            "first_ratio_to_median": round(first.seconds / ser_s, 2),
+            "first_base_booted": sum(1 for b in first.doc.boots
                                      if not b.reused and "+series" not in b.kernel),
             "incremental_build_seconds": {k.page_size: k.build_seconds for k in ser.kernels
                                           if k.side == "series" and k.built_now},

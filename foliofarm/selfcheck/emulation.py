@@ -88,8 +88,9 @@ class Measured:
     same: bool | None = None      # as the default's run says (None: the default itself, or no run)
     differences: list[str] = field(default_factory=list)
     compared: str = ""            # same_results' last line: how many checks, how many differ
-    results: str = ""
+    results: str = ""             # the run's own folder
     error: str = ""
+    started: str = ""             # when it ran (the host's speed drifts: compare runs made close together)
 
 
 def measured(doc: Results, into: Measured) -> Measured:
@@ -133,13 +134,14 @@ def run_variant(v: Variant, results: Path, run_args: list[str], base_doc: Path |
                          log=out / "build" / "foliofarm.log")
     t0 = time.monotonic()
     rc, doc = child.run_to_end(["--fresh", *v.args, *run_args], out, log=out / "foliofarm.log")
-    m.wall_s, m.exit_status, m.results = round(time.monotonic() - t0, 1), rc, str(out / "latest")
+    m.wall_s, m.exit_status = round(time.monotonic() - t0, 1), rc
     if doc is None:
         m.error = f"no results (exit {rc}); see {out / 'foliofarm.log'}"
         return m
+    m.results, m.started = str(out / (out / "latest").resolve().name), doc.started
     measured(doc, m)
     if base_doc is not None and v.name != BASE:
-        compare(base_doc, out / "latest" / "results.json", m)
+        compare(base_doc, Path(m.results) / "results.json", m)
     return m
 
 
@@ -199,6 +201,12 @@ def show(done: list[Measured]) -> None:
             print(f"{m.name}: {d}")
 
 
+def with_kept(done: list[Measured], kept: list[Measured]) -> list[Measured]:
+    """The rows run now, and the saved rows not (yet) run again: a row run
+    again stays as it was until its new run ends, so a stopped run loses none."""
+    return in_order([*done, *(k for k in kept if k.name not in {d.name for d in done})])
+
+
 def in_order(done: list[Measured]) -> list[Measured]:
     rank = {v.name: i for i, v in enumerate(VARIANTS)}
     return sorted(done, key=lambda m: rank.get(m.name, len(rank)))
@@ -246,8 +254,8 @@ def main(argv: list[str] | None = None) -> int:
     # the default's run (unless named in --only: run again) and the variants
     # not run now are kept as they were measured
     again = bool(a.only) and BASE in names
-    done = [m for m in (load(report) if report.exists() else [])
-            if not m.error and (m.name == BASE and not again or m.name not in names)]
+    kept = load(report) if report.exists() else []
+    done = [m for m in kept if not m.error and (m.name == BASE and not again or m.name not in names)]
     ui = Console(stderr=True)
     for v in VARIANTS:
         if v.name == BASE and any(m.name == BASE for m in done):
@@ -259,7 +267,7 @@ def main(argv: list[str] | None = None) -> int:
         with ui.status(f"{v.name}: foliofarm run --fresh {' '.join(v.args)}"):
             m = run_variant(v, a.results, a.run_args, base_doc)
         done = in_order([*done, m])
-        save(report, done)
+        save(report, with_kept(done, kept))
         ui.log(f"{v.name}: {m.error or f'{m.wall_s:.0f} s, guests {m.cpu_s:.0f} CPU s'}"
                + ("" if m.same is None else f", same as the default: {m.same}"))
     show(done)

@@ -1,0 +1,70 @@
+"""make bench's pre-submit runs, kept as each ends. RESULTS/bench-series.json
+names `make run`'s own run and each series run (its seconds, exit status and
+results folder), written when a run ends, so that a bench stopped part way
+keeps what it had, and `--resume` goes on from there: each run named is read
+back from its folder's results.json (and judged again), and a run whose folder
+is gone is run again."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from foliofarm.errors import InfraError
+from foliofarm.results.schema import Results
+from foliofarm.run import child
+from foliofarm.util import write_json
+
+FILE = "bench-series.json"
+
+
+@dataclass
+class Timed:
+    seconds: float
+    rc: int
+    doc: Results
+    folder: Path           # the run's own folder (its results.json)
+
+    def parts(self) -> tuple[float, int, Results]:
+        return self.seconds, self.rc, self.doc
+
+
+def entry(t: Timed | None) -> dict[str, Any] | None:
+    return None if t is None else {"seconds": round(t.seconds, 1), "exit": t.rc, "results": str(t.folder)}
+
+
+def save(path: Path, kernel: str, base: Timed | None, runs: list[Timed]) -> None:
+    """The runs so far, written whole (a killed bench leaves the last)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_json(path, {"kernel": kernel, "make_run": entry(base), "runs": [entry(r) for r in runs]})
+
+
+def timed(e: dict[str, Any] | None, lost: list[str]) -> Timed | None:
+    if e is None:
+        return None
+    doc = child.read_back(Path(e["results"]))
+    if doc is None:
+        lost.append(e["results"])
+        return None
+    return Timed(float(e["seconds"]), int(e["exit"]), doc, Path(e["results"]))
+
+
+def load(path: Path, kernel: str) -> tuple[Timed | None, list[Timed], list[str]]:
+    """What an earlier bench of ``kernel`` kept: make run's run, the series
+    runs, and the folders named but gone (those runs are made again)."""
+    if not path.exists():
+        return None, [], []
+    try:
+        d = json.loads(path.read_text())
+        had = d["kernel"], d["make_run"], list(d["runs"])
+    except (ValueError, KeyError, TypeError) as e:
+        raise InfraError(f"{path} cannot be read ({e}): remove it to bench from the start") from e
+    if had[0] != kernel:
+        raise InfraError(f"{path} holds runs of kernel {had[0]}, not {kernel}: "
+                         f"bench --kernel {had[0]} --resume, or remove it to bench {kernel} from the start")
+    lost: list[str] = []
+    base = timed(had[1], lost)
+    runs = [t for e in had[2] if (t := timed(e, lost)) is not None]
+    return base, runs, lost
