@@ -50,7 +50,8 @@ faults: setup
 ## emulation: each way to make a TCG guest cheaper (pointer authentication off,
 ## SVE off, another CPU model, a thread per vCPU, one vCPU, more guests) as a
 ## --fresh run of the matrix beside the default's: time, and the same results
-## or not (about ten minutes each; EMULATION_ARGS='--only NAME,...' for some)
+## or not (15 to 30 minutes each here; EMULATION_ARGS='--only NAME,...' for some,
+## and --interleave to run the default again after each: the host's speed drifts)
 emulation: setup
 	$(VENV)/bin/foliofarm selfcheck emulation --results "$(RESULTS)/emulation" $(EMULATION_ARGS)
 

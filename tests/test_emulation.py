@@ -142,3 +142,50 @@ def test_a_rerun_stopped_part_way_keeps_the_rows_it_had_not_replaced(tmp_path):
         ("default", 1622.5, "12:34"), ("sve-off", 1104.2, "08:43"), ("one-vcpu", 1855.6, "09:01")]
     emulation.save(tmp_path / "emulation.json", rows)
     assert [m.started for m in emulation.load(tmp_path / "emulation.json")] == ["12:34", "08:43", "09:01"]
+
+
+def test_interleaved_runs_the_default_either_side_of_each_variant(tmp_path, monkeypatch):
+    """--interleave: a variant's kernels built first, then the default, a
+    variant, the default again, the next variant, the default: each variant's
+    ratios are taken against the mean of the default's runs either side of it
+    (the host's speed drifts), and a stop part way keeps the brackets done."""
+    doc = read(SCHEDULED)
+    calls, walls = [], [1000.0, 1300.0, 1200.0, 2000.0]
+
+    def timed(ui, v, a, base, built=False):
+        calls.append((v.name, base.started if base else None, built))
+        if not walls:
+            raise KeyboardInterrupt        # ^C during the fifth run
+        m = emulation.measured(doc, Measured(v.name, v.what, list(v.args), exit_status=0,
+                                             started=f"run{len(calls)}", results=f"r{len(calls)}"))
+        m.wall_s, m.cpu_s = walls.pop(0), float(len(calls) * 100)
+        return m
+
+    def stop(ui, v, a, base, built=False):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(emulation, "timed", timed)
+    monkeypatch.setattr(emulation, "build_first", lambda v, results, run_args: calls.append((v.name, "build", None)))
+    import argparse
+    import io
+    from rich.console import Console
+    ui = Console(file=io.StringIO())
+    a = argparse.Namespace(results=tmp_path, run_args=[], only="sve-off,nohz-idle")
+    kept = [Measured("default", "d", [], wall_s=961.2, started="old"),
+            Measured("pauth-off", "p", [], wall_s=1000.4, started="old")]
+    with pytest.raises(KeyboardInterrupt):
+        emulation.interleaved(ui, {"sve-off", "nohz-idle"}, a, kept)
+    assert calls == [("nohz-idle", "build", None), ("default", None, False), ("sve-off", "run2", True),
+                     ("default", None, False), ("nohz-idle", "run4", True), ("default", None, False)]
+    saved = {m.name: m for m in emulation.load(tmp_path / "emulation.json")}
+    assert list(saved) == ["default", "pauth-off", "sve-off"]     # nohz-idle's bracket never ended
+    assert saved["default"].started == "run4" and saved["pauth-off"].started == "old"
+    sve = saved["sve-off"]
+    assert [b["started"] for b in sve.beside] == ["run2", "run4"]
+    row = next(r for r in emulation.rows(list(saved.values())) if r[0] == "sve-off")
+    # sve-off: 1300 s and 300 CPU s against the defaults' 1000/1200 s and 200/400 CPU s
+    assert row[3] == f"{1300 / 1100:.2f}" and row[6] == "1.00" and row[7] == "200 / 400"
+    monkeypatch.setattr(emulation, "timed", stop)
+    with pytest.raises(KeyboardInterrupt):
+        emulation.interleaved(ui, {"sve-off"}, a, list(saved.values()))
+    assert emulation.load(tmp_path / "emulation.json")[2].beside == sve.beside   # nothing lost

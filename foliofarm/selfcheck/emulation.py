@@ -14,6 +14,11 @@ of the default's run (tools/same_results.py, whose differences it keeps). A
 variant pays only where it is cheaper and the same; docs/performance.md keeps
 the table this prints.
 
+The host's own speed drifts over hours by more than most variants differ, so
+with --interleave the default runs again after each variant (default, variant,
+default, variant, ..., default) and each variant is measured against the mean
+of the default's runs either side of it, which the table shows beside it.
+
 Results go to RESULTS/emulation.json, written after each variant (a killed
 run keeps the variants it finished), and a table on the terminal;
 --table prints a saved one as markdown."""
@@ -91,6 +96,8 @@ class Measured:
     results: str = ""             # the run's own folder
     error: str = ""
     started: str = ""             # when it ran (the host's speed drifts: compare runs made close together)
+    beside: list[dict] = field(default_factory=list)   # the default's run(s) it is measured against:
+                                                        # with --interleave, those just before and after it
 
 
 def measured(doc: Results, into: Measured) -> Measured:
@@ -126,12 +133,18 @@ def compare(base: Path, other: Path, into: Measured) -> None:
     into.differences = [x for x in lines[:-1] if "(known: no news)" not in x]
 
 
-def run_variant(v: Variant, results: Path, run_args: list[str], base_doc: Path | None) -> Measured:
+def build_first(v: Variant, results: Path, run_args: list[str]) -> None:
+    """A variant's own kernels built and their cache warm (untimed), so that its timed run only boots."""
+    out = results / v.name / "build"
+    child.run_to_end([*v.args, "--checks", "exec-text", *run_args], out, log=out / "foliofarm.log")
+
+
+def run_variant(v: Variant, results: Path, run_args: list[str], base_doc: Path | None,
+                built: bool = False) -> Measured:
     m = Measured(v.name, v.what, list(v.args))
     out = results / v.name
-    if v.builds:      # its kernels built and their cache warm, so that the timed run only boots
-        child.run_to_end([*v.args, "--checks", "exec-text", *run_args], out / "build",
-                         log=out / "build" / "foliofarm.log")
+    if v.builds and not built:
+        build_first(v, results, run_args)
     t0 = time.monotonic()
     rc, doc = child.run_to_end(["--fresh", *v.args, *run_args], out, log=out / "foliofarm.log")
     m.wall_s, m.exit_status = round(time.monotonic() - t0, 1), rc
@@ -163,24 +176,41 @@ def ratio(x: float, base: float) -> str:
     return f"{x / base:.2f}" if base else "-"
 
 
+def beside(done: Measured) -> dict:
+    """A run as a row's ``beside`` names it."""
+    return {"started": done.started, "wall_s": done.wall_s, "cpu_s": done.cpu_s, "results": done.results}
+
+
+def reference(m: Measured, base: Measured | None) -> tuple[float, float, str]:
+    """What a row is measured against: the default's runs its row names (with
+    --interleave, the runs either side of it: their mean), else the default's
+    saved run; (wall s, CPU s, the default's CPU s in those runs)."""
+    runs = m.beside or ([asdict(base)] if base is not None and m.name != BASE else [])
+    if not runs:
+        return (base.wall_s, base.cpu_s, "") if base else (0.0, 0.0, "")
+    walls, cpus = [float(b["wall_s"]) for b in runs], [float(b["cpu_s"]) for b in runs]
+    return sum(walls) / len(walls), sum(cpus) / len(cpus), " / ".join(f"{c:.0f}" for c in cpus)
+
+
 def rows(done: list[Measured]) -> list[list[str]]:
-    """The table: each variant beside the default's run."""
+    """The table: each variant beside the default's runs."""
     base = next((m for m in done if m.name == BASE), None)
     out = []
     for m in done:
         if m.error:
-            out.append([m.name, m.what, m.error, "", "", "", "", "", ""])
+            out.append([m.name, m.what, m.error, "", "", "", "", "", "", ""])
             continue
         same = "(the default)" if m.name == BASE else (
             "yes" if m.same else f"no: {len(m.differences)} difference(s)" if m.same is False else "not compared")
-        out.append([m.name, m.what, f"{m.wall_s:.0f}", ratio(m.wall_s, base.wall_s) if base else "-",
-                    f"{m.guest_s:.0f}", f"{m.cpu_s:.0f}", ratio(m.cpu_s, base.cpu_s) if base else "-",
+        wall, cpu, against = reference(m, base)
+        out.append([m.name, m.what, f"{m.wall_s:.0f}", ratio(m.wall_s, wall),
+                    f"{m.guest_s:.0f}", f"{m.cpu_s:.0f}", ratio(m.cpu_s, cpu), against,
                     "-" if m.shell_s is None else f"{m.shell_s:.1f}", same])
     return out
 
 
 HEADER = ["variant", "what changes", "wall s", "x default", "guest s", "CPU s", "x default",
-          "to shell s (median)", "verdicts and figures the same"]
+          "default's CPU s (before / after)", "to shell s (median)", "verdicts and figures the same"]
 
 
 def markdown(done: list[Measured]) -> str:
@@ -229,6 +259,63 @@ def compare_again(report: Path) -> int:
     return 0 if all(m.same is not False for m in done) else 1
 
 
+def timed(ui: Console, v: Variant, a: argparse.Namespace, base: Measured | None,
+          built: bool = False) -> Measured:
+    """One variant's run, said on the terminal as it ends."""
+    base_doc = Path(base.results) / "results.json" if base and base.results else None
+    with ui.status(f"{v.name}: foliofarm run --fresh {' '.join(v.args)}"):
+        m = run_variant(v, a.results, a.run_args, base_doc, built)
+    ui.log(f"{v.name}: {m.error or f'{m.wall_s:.0f} s, guests {m.cpu_s:.0f} CPU s'}"
+           + ("" if m.same is None else f", same as the default: {m.same}"))
+    return m
+
+
+def one_by_one(ui: Console, names: set[str], a: argparse.Namespace, kept: list[Measured]) -> list[Measured]:
+    """Each variant named once, against the default's saved run (made first
+    if there is none; named in --only, it is run again); the rows not run now
+    kept as they were measured."""
+    report = a.results / "emulation.json"
+    again = bool(a.only) and BASE in names
+    done = [m for m in kept if not m.error and (m.name == BASE and not again or m.name not in names)]
+    for v in VARIANTS:
+        if v.name == BASE and any(m.name == BASE for m in done):
+            continue                  # the default's run, kept from before
+        if v.name != BASE and v.name not in names:
+            continue
+        base = next((m for m in done if m.name == BASE), None)
+        m = timed(ui, v, a, base)
+        m.beside = [beside(base)] if base is not None and v.name != BASE else []
+        done = in_order([*done, m])
+        save(report, with_kept(done, kept))
+    return done
+
+
+def interleaved(ui: Console, names: set[str], a: argparse.Namespace, kept: list[Measured]) -> list[Measured]:
+    """The default, a variant, the default again, the next variant, ...: the
+    host's speed drifts more over hours than most variants differ, so each
+    variant is measured against the default's runs either side of it. Kernels
+    a variant needs are built first, untimed, so the runs follow each other."""
+    report = a.results / "emulation.json"
+    chosen = [v for v in VARIANTS if v.name in names and v.name != BASE]
+    for v in (v for v in chosen if v.builds):
+        with ui.status(f"{v.name}: its kernels built first (untimed)"):
+            build_first(v, a.results, a.run_args)
+    before = timed(ui, VARIANTS[0], a, None)
+    done = [m for m in kept if m.name not in names | {BASE}]
+    if before.error:
+        return in_order([*done, before])
+    for v in chosen:
+        m = timed(ui, v, a, before, built=True)
+        after = timed(ui, VARIANTS[0], a, None)
+        m.beside = [beside(before), beside(after)]
+        done = in_order([*(x for x in done if x.name not in (BASE, v.name)), m, after])
+        save(report, with_kept(done, kept))
+        if after.error:
+            break
+        before = after
+    return done
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="foliofarm selfcheck emulation", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -238,6 +325,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--table", action="store_true", help="print the saved table as markdown, run nothing")
     ap.add_argument("--compare-again", action="store_true",
                     help="compare each saved variant's run with the default's again (tools/same_results.py), run nothing")
+    ap.add_argument("--interleave", action="store_true",
+                    help="the default's run again after each variant (default, variant, default, ...), each "
+                    "variant measured against the mean of the default's runs either side of it")
     ap.add_argument("run_args", nargs="*", help="passed to foliofarm run (after --)")
     a = ap.parse_args(argv)
     report = a.results / "emulation.json"
@@ -251,25 +341,9 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         print(f"foliofarm-emulation: no variant {', '.join(sorted(unknown))}", file=sys.stderr)
         return 2
-    # the default's run (unless named in --only: run again) and the variants
-    # not run now are kept as they were measured
-    again = bool(a.only) and BASE in names
     kept = load(report) if report.exists() else []
-    done = [m for m in kept if not m.error and (m.name == BASE and not again or m.name not in names)]
     ui = Console(stderr=True)
-    for v in VARIANTS:
-        if v.name == BASE and any(m.name == BASE for m in done):
-            continue                  # the default's run, kept from before
-        if v.name != BASE and v.name not in names:
-            continue
-        base = next((m for m in done if m.name == BASE), None)
-        base_doc = Path(base.results) / "results.json" if base else None
-        with ui.status(f"{v.name}: foliofarm run --fresh {' '.join(v.args)}"):
-            m = run_variant(v, a.results, a.run_args, base_doc)
-        done = in_order([*done, m])
-        save(report, with_kept(done, kept))
-        ui.log(f"{v.name}: {m.error or f'{m.wall_s:.0f} s, guests {m.cpu_s:.0f} CPU s'}"
-               + ("" if m.same is None else f", same as the default: {m.same}"))
+    done = (interleaved if a.interleave else one_by_one)(ui, names, a, kept)
     show(done)
     print(f"details: {report}")
     return 0 if all(m.exit_status == 0 and m.same is not False for m in done) else 1
