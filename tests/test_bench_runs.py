@@ -84,3 +84,16 @@ def test_runs_of_another_kernel_or_a_damaged_file_say_what_to_do(tmp_path):
     with pytest.raises(InfraError, match="remove it to bench from the start"):
         series_runs.load(path, "7.2")
     assert series_runs.load(tmp_path / "none.json", "7.3") == (None, [], [])
+
+
+def test_a_run_killed_by_a_signal_is_not_kept_and_the_bench_stops(tmp_path):
+    """A series run stopped by SIGTERM (exit -15) once went into the median:
+    it is left out of the file, the bench stops saying how to go on, and
+    --resume makes that run again."""
+    base, runs = kept_runs(tmp_path, 3)
+    runs[2] = Timed(2105.8, -15, runs[2].doc, runs[2].folder)
+    path = tmp_path / "bench" / series_runs.FILE
+    with pytest.raises(SystemExit, match="exit -15.*--resume"):
+        series_runs.save(path, "7.3", base, runs)
+    again, more, lost = series_runs.load(path, "7.3")
+    assert again is not None and [r.seconds for r in more] == [2020.0, 2030.0]

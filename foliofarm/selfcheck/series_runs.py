@@ -36,9 +36,17 @@ def entry(t: Timed | None) -> dict[str, Any] | None:
 
 
 def save(path: Path, kernel: str, base: Timed | None, runs: list[Timed]) -> None:
-    """The runs so far, written whole (a killed bench leaves the last)."""
+    """The runs so far, written whole (a killed bench leaves the last). A run
+    killed by a signal (exit < 0: the bench was stopped) is not kept: the
+    bench stops, and --resume makes that run again."""
+    stopped = [r for r in [base, *runs] if r is not None and r.rc < 0]
+    runs = [r for r in runs if r.rc >= 0]
     path.parent.mkdir(parents=True, exist_ok=True)
-    write_json(path, {"kernel": kernel, "make_run": entry(base), "runs": [entry(r) for r in runs]})
+    write_json(path, {"kernel": kernel, "make_run": entry(base if base is None or base.rc >= 0 else None),
+                      "runs": [entry(r) for r in runs]})
+    if stopped:
+        raise SystemExit(f"foliofarm-bench: a run was stopped (exit {stopped[0].rc}, {stopped[0].folder}); "
+                         "`make bench BENCH_ARGS='--series-only --resume'` makes it again")
 
 
 def timed(e: dict[str, Any] | None, lost: list[str]) -> Timed | None:
