@@ -42,7 +42,7 @@ def save(path: Path, kernel: str, base: Timed | None, runs: list[Timed]) -> None
     stopped = [r for r in [base, *runs] if r is not None and r.rc < 0]
     runs = [r for r in runs if r.rc >= 0]
     path.parent.mkdir(parents=True, exist_ok=True)
-    write_json(path, {"kernel": kernel, "make_run": entry(base if base is None or base.rc >= 0 else None),
+    write_json(path, {"kernel": kernel, "make_run": entry(base if base and base.rc >= 0 else None),
                       "runs": [entry(r) for r in runs]})
     if stopped:
         raise SystemExit(f"foliofarm-bench: a run was stopped (exit {stopped[0].rc}, {stopped[0].folder}); "
