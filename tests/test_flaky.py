@@ -17,7 +17,7 @@ from foliofarm.intake import source
 from foliofarm.judge import catalogue, compare, flaky
 from foliofarm.judge.catalogue import Kind
 from foliofarm.matrix import Cell, filesystems, page_sizes
-from foliofarm.measure import confirm, history, passes
+from foliofarm.measure import confirm, history, passes, split
 from foliofarm.judge import ktap
 from foliofarm.measure.cells import Context, Kernel
 from foliofarm.report import kcidb, text
@@ -234,6 +234,33 @@ def test_a_series_failing_a_base_flaky_result_in_every_boot_it_needs_is_a_confir
     row = verdict_of(w)
     assert row["verdict"] == "regression" and "failed in 3 boots of the series in a row" in row["series_reason"]
     assert "failed 1 of 4 boots" in row["series_reason"]
+
+
+def test_a_base_whose_rate_is_measured_is_not_booted_again(tmp_path, parser_dir):
+    """The base failed it 2 of 6 boots: its rate is known, and one more boot
+    of it would say nothing (it fails sometimes). Only the series is booted
+    again; three failures in a row make it the series' ((1/3)**3 < 5%)."""
+    w, ctx, base, series = series_run(tmp_path, parser_dir, (4, 2))
+    labels, booted = [], {}
+
+    def again(c, k, label, pairs):
+        labels.append((k.cells[0].kernel, label))
+        booted[label] = [(cell.fs.name, chk.options["part"], split.is_alone(chk)) for cell, chk in pairs]
+        return Again(boot(ctx, k, FAILS if k is series else PASSES))
+
+    confirm.series(ctx, series, again)
+    assert labels == [("7.3+series", "-confirm"), ("7.3+series", "-confirm3")]
+    # the second boot as the first was; the third only the part rmap ran in
+    # (once per page size, with no filesystem): rmap's failing again is all it tells
+    assert booted == {"-confirm": [("ext4", "all", False)], "-confirm3": [("ext4", "page", True)]}
+    row = verdict_of(w)
+    assert row["verdict"] == "regression" and "failed in 3 boots of the series in a row" in row["series_reason"]
+    # and one pass of the series among them is within what the base does
+    w, ctx, base, series = series_run(tmp_path / "2", parser_dir, (4, 2))
+    labels.clear()
+    confirm.series(ctx, series, lambda c, k, label, pairs: labels.append(label) or Again(
+        boot(ctx, k, FAILS if label == "-confirm" else PASSES)))
+    assert labels == ["-confirm", "-confirm3"] and verdict_of(w)["verdict"] == "flaky"
 
 
 def test_a_series_passing_a_base_flaky_result_in_an_extra_boot_is_flaky(tmp_path, parser_dir):

@@ -3,7 +3,8 @@ bisect start `foliofarm run` through run/child.run_to_end, in a session of its
 own (so that its guests are stopped together at a limit): a terminal's ^C
 reaches only the self-check, which must pass it on (the run records that it
 was interrupted and kills its guests) rather than leave the run going on its
-own. For real, on the 4K 7.3 kernel (one cell, two checks: make faults' scope)."""
+own. For real, on the 4K 7.3 kernel (one cell, two checks: make faults' scope).
+Started as a background job (SIGINT ignored), it stops on SIGINT or SIGTERM."""
 
 import os
 import signal
@@ -15,8 +16,6 @@ import pytest
 
 from foliofarm.paths import ROOT
 from foliofarm.run import child
-
-pytestmark = [pytest.mark.integration, pytest.mark.budget]
 
 SELF_CHECK = """
 import sys
@@ -31,6 +30,8 @@ def pids_of(pattern: str) -> list[str]:
     return subprocess.run(["pgrep", "-f", "--", pattern], capture_output=True, text=True).stdout.split()
 
 
+@pytest.mark.integration
+@pytest.mark.budget
 def test_ctrl_c_to_a_self_check_stops_the_run_it_started(tmp_path, budget):
     from foliofarm import matrix
     from foliofarm.intake import source
@@ -64,3 +65,27 @@ def test_ctrl_c_to_a_self_check_stops_the_run_it_started(tmp_path, budget):
     doc = child.read_back(results / "latest")
     assert doc is not None
     assert any(e.stage == "interrupted" and "SIGINT" in e.message for e in doc.errors), doc.errors
+
+
+STOPPABLE = """
+import time
+from foliofarm.cli import cmd_selfcheck
+cmd_selfcheck.stoppable()
+print("ready", flush=True)
+try:
+    time.sleep(60)
+except KeyboardInterrupt:
+    print("stopped as by ^C", flush=True)
+"""
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_background_self_check_stops_on_sigint_and_sigterm(signum):
+    """Started as a shell's background job (SIGINT ignored, inherited), a
+    self-check still stops as ^C does on SIGINT, and on SIGTERM too."""
+    check = subprocess.Popen([sys.executable, "-c", STOPPABLE], cwd=ROOT, stdout=subprocess.PIPE,
+                             text=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    assert check.stdout.readline() == "ready\n"
+    check.send_signal(signum)
+    out, _ = check.communicate(timeout=30)
+    assert out == "stopped as by ^C\n" and check.returncode == 0

@@ -219,3 +219,32 @@ def test_the_race_part_judges_the_selftests_as_one_page_part_did():
     noted: list[str] = []
     diffs = [d for d in same_results.differences(before, after, noted) if " mm-selftests" in d]
     assert diffs == [], diffs
+
+
+def test_the_host_names_the_part_each_test_ran_in_as_the_guest_did(parser):  # noqa: F811
+    """split.test_part (which part a boot made again runs alone for a failing
+    test: measure/confirm.narrowed) agrees with what the guest script ran
+    where, in a real run's parts (its page part held the race test then)."""
+    chk = by_name()["mm-selftests"]
+    page, cell = parts("split-7.3-4k-ext4-thp.ktap")
+    for text, here in ((page, {split.PAGE, split.RACE}), (cell, {split.CELL})):
+        ran = [r.name for r in split.ran_here(measured(parser, text).tests.results)]
+        assert ran and {split.test_part(chk, n) for n in ran} <= here, ran
+    assert split.test_part(chk, "folio_split_race_test") == split.RACE
+    assert split.test_part(chk, "khugepaged -s 2") == split.PAGE
+    assert split.test_part(chk, "split_huge_page_test /tmp/mm-fs") == split.CELL
+
+
+def test_a_part_run_alone_is_judged_by_its_own_tests(parser):  # noqa: F811
+    """A cell part booted again by itself: its failing test fails, the tests
+    it left elsewhere are no failure and no error."""
+    chk = by_name()["mm-selftests"]
+    _, cell = parts("split-7.3-4k-ext4-thp.ktap")
+    broken = cell.replace("ok 7 split_huge_page_test /tmp/mm-fs\n",
+                          "not ok 7 split_huge_page_test /tmp/mm-fs # exit=1\n")
+    c = cell_of("4k", "ext4", "7.3")
+    out = judge_measurement(split.alone(chk, split.CELL), measured(parser, broken), c, "7.3")
+    assert out.outcome == "fail" and [s.name for s in out.subtests if s.outcome == "fail"] == [
+        "split_huge_page_test /tmp/mm-fs"]
+    out = judge_measurement(split.alone(chk, split.CELL), measured(parser, cell), c, "7.3")
+    assert out.outcome == "pass", out.reason

@@ -11,11 +11,14 @@ regression (KernelCI retries a failed test first). Two cases:
   second boot count.
 - The series side's regressions and moved figures: booted again on the
   series, and a regression on the base too (its kernel is built in the same
-  run), the regressed check with every check that shared its guest, in the
-  same order, so the second boot is the first one again. A regression stands only if it is one again between the two
-  second boots; else the series' check is marked not confirmed and judged
-  "flaky" (compare.py), which is no news. A moved figure that the series'
-  second boot does not repeat is the base's noise (noise.settle_moves)."""
+  run; not where the base's history measured its rate of failing it in
+  enough boots: one more boot of it tells nothing, judge/flaky.py), the
+  regressed check with every check that shared its guest, in the same order,
+  so the second boot is the first one again. A regression stands only if it
+  is one again between the two second boots; else the series' check is
+  marked not confirmed and judged "flaky" (compare.py), which is no news. A
+  moved figure that the series' second boot does not repeat is the base's
+  noise (noise.settle_moves)."""
 
 from __future__ import annotations
 
@@ -23,6 +26,7 @@ import re
 from typing import Any, Callable
 
 from foliofarm.results import schema
+from foliofarm.measure import split
 from foliofarm.measure.cells import BARE, RACE_BOOT, Context, Kernel
 from foliofarm.boot.splat import patterns
 from foliofarm.judge import compare, flaky
@@ -137,27 +141,44 @@ def series(ctx: Context, k: Kernel, run_pass: RunPass) -> None:
         wrong.update({(cell.fs.name, n): (cell, by_name[n]) for n in names if n in by_name})
         groups[(cell.id, name)] = [(cell, by_name[n]) for n in names if n in by_name]
     pairs = {**wrong, **{(cell.fs.name, chk.name): (cell, chk) for cell, chk, _ in moved}}
+    # the base booted again for what it does not fail sometimes at a measured
+    # rate (a base boot failing a flaky result says nothing: weigh_flaky decides)
+    base_again = {(c.id, n) for c, n in suspects if k.base is not None and not rate_known(ctx, c, n)}
     ctx.log(f"{k.cells[0].page.name} {k.cells[0].kernel}: booting again to confirm "
             + "; ".join(x for x in (
                 ", ".join(f"{c.fs.name}/{n}" for c, n in suspects),
                 ("moved figures of " + ", ".join(f"{c.fs.name}/{chk.name}" for c, chk, _ in moved))
                 if moved else "") if x)
-            + (" (the series, and the base for what regressed)" if suspects and k.base else ""), None)
+            + (" (the series, and the base for what regressed" if base_again else " (the series" if suspects
+               else "")
+            + ("; not the base where its rate of failing it is measured" if len(base_again) < len(suspects)
+               and k.base else "") + (")" if suspects else ""), None)
     s2 = run_pass(ctx, k, "-confirm", list(pairs.values()))
+    on_base_pairs = {(c.fs.name, chk.name): chk for key, group in groups.items() if key in base_again
+                     for c, chk in group}
     b2 = None
-    if wrong and k.base is not None:
+    if on_base_pairs and k.base is not None:
         base_cells = {c.fs.name: c for c in k.base.cells}
         b2 = run_pass(ctx, k.base, "-confirm",
-                      [(base_cells[fs], chk) for (fs, _), (_, chk) in wrong.items() if fs in base_cells])
+                      [(base_cells[fs], chk) for (fs, _), chk in on_base_pairs.items() if fs in base_cells])
+
     def reboot(cell: Cell, name: str, label: str, base: bool = False) -> Any:
-        """The suspect's boot again, as the first was: the series', or its base's."""
-        pairs = groups[(cell.id, name)]
+        """The suspect's boot again, as the first was (the part where it failed:
+        narrowed): the series', or its base's."""
+        pairs = narrowed(ctx, cell, name, groups[(cell.id, name)])
         if not base or k.base is None:
             return run_pass(ctx, k, label, pairs)
         on_base = {c.fs.name: c for c in k.base.cells}
         return run_pass(ctx, k.base, label, [(on_base[c.fs.name], chk) for c, chk in pairs])
 
-    settle_regressions(ctx, k, suspects, s2, b2, reboot)
+    settle_regressions(ctx, k, suspects, s2, b2, reboot, base_again)
+    settle_figures(ctx, k, moved, s2)
+    ctx.writer.flush()
+
+
+def settle_figures(ctx: Context, k: Kernel, moved: list[Any], s2: Any) -> None:
+    """Each moved figure that the series' second boot does not repeat is the
+    base's noise, recorded as such (noise.settle_moves)."""
     for cell, chk, figs in moved:
         m = s2.measured.get(f"{cell.fs.name}/{chk.name}")
         if not m or m.kind != Kind.DUMP:
@@ -171,20 +192,43 @@ def series(ctx: Context, k: Kernel, run_pass: RunPass) -> None:
         for u in settled:
             ctx.log(f"{cell.id} {chk.name} {u.metric}: {u.base} -> {u.series}, but "
                     f"{u.confirm} on a second boot: noise, not the series", "yellow")
-    ctx.writer.flush()
+
+
+def narrowed(ctx: Context, cell: Cell, name: str, group: Pairs) -> Pairs:
+    """The suspect's boot for the boots after the second, where only whether
+    its failing results fail again counts (weigh_flaky): a split check whose
+    failing tests all ran in one part runs that part alone, with what shared
+    its guest (the cell part with the cell's other checks of its kind; a part
+    run once per page size by itself). The other parts ran in guests of their
+    own: booting them again costs minutes (folio_split_race_test alone, in the
+    race part, about eight under TCG here) and tells nothing of the failing test."""
+    chk = next((c for c in ctx.checks if c.name == name), None)
+    first = ctx.writer.check_result(cell.id, name)
+    if chk is None or first is None or not split.splits(chk):
+        return group
+    parts = {split.test_part(chk, s.name) for s in first.subtests or [] if s.outcome == Outcome.FAIL}
+    if len(parts) != 1:
+        return group
+    which = parts.pop()
+    mine = split.alone(chk, which)
+    if which == split.CELL:
+        return [(c, mine if x.name == name else x) for c, x in group]
+    return [(cell, mine)]
 
 
 def settle_regressions(ctx: Context, k: Kernel, suspects: list[tuple[Cell, str]], s2: Any,
-                       b2: Any | None, reboot: Callable[..., Any] | None = None) -> None:
+                       b2: Any | None, reboot: Callable[..., Any] | None = None,
+                       base_again: set[tuple[str, str]] | None = None) -> None:
     """Each suspect regression, judged again between the second boots (the
-    base's first where it was not booted again): it stands, or the series'
-    check is marked not confirmed (judged "flaky")."""
+    base's first where it was not booted again: ``base_again`` holds the
+    (cell id, check) booted again on the base, None for every suspect): it
+    stands, or the series' check is marked not confirmed (judged "flaky")."""
     by_name = {c.name: c for c in ctx.checks}
     base_label = k.base.cells[0].kernel if k.base is not None else None
     for cell, name in suspects:
         chk = by_name.get(name)
         new = result_of(s2, k, cell, chk)
-        if b2 is not None and base_label:
+        if b2 is not None and base_label and (base_again is None or (cell.id, name) in base_again):
             base_cell = next(c for c in k.base.cells if c.fs.name == cell.fs.name)
             old = result_of(b2, k.base, base_cell, chk)
             on_base = ("the base passed again" if old and old.outcome in compare.GOOD
@@ -211,6 +255,32 @@ def settle_regressions(ctx: Context, k: Kernel, suspects: list[tuple[Cell, str]]
         ctx.writer.mark_confirmed(cell.id, name, stands, said)
 
 
+def flaky_on_base(ctx: Context, cell: Cell, name: str,
+                  failed: schema.CheckResult | None) -> dict[str, flaky.Count] | None:
+    """Where every result that ``failed`` (the series' result of check ``name``
+    on ``cell``) failed is one the base's history marks flaky, the base's
+    count of each (a copy); else None. What the base failed in its first boot
+    steadily (not flakily) is no regression, and left out."""
+    doc = ctx.writer.results()
+    if doc.sides is None or failed is None:
+        return None
+    base = flaky.listed(doc.flaky, doc.sides.base.kernel, cell.page.name, cell.fs.name, name)
+    first = next((x for c in doc.cells if c.kernel == doc.sides.base.kernel and c.page_size == cell.page.name
+                  and c.fs == cell.fs.name for x in c.checks if x.name == name), None)
+    keys = flaky.failed_keys(failed) - (flaky.failed_keys(first) - set(base))
+    on_base = {key: flaky.Count(base[key].passed, base[key].failed) for key in keys if key in base}
+    return on_base if base and keys and len(on_base) == len(keys) else None
+
+
+def rate_known(ctx: Context, cell: Cell, name: str) -> bool:
+    """The series' first boot failed check ``name`` on ``cell`` only in results
+    the base fails sometimes, each rate measured in at least
+    flaky.MIN_BASE_BOOTS boots of the base: another boot of the base would
+    tell nothing its rate does not, so it is not booted."""
+    on_base = flaky_on_base(ctx, cell, name, ctx.writer.check_result(cell.id, name))
+    return on_base is not None and all(c.boots >= flaky.MIN_BASE_BOOTS for c in on_base.values())
+
+
 def weigh_flaky(ctx: Context, k: Kernel, cell: Cell, chk: Check, new: schema.CheckResult | None,
                 reboot: Callable[..., Any] | None) -> tuple[bool, str] | None:
     """A suspect regression that the series' second boot repeats, all of whose
@@ -223,16 +293,8 @@ def weigh_flaky(ctx: Context, k: Kernel, cell: Cell, chk: Check, new: schema.Che
     boots, the base with it (a rate from two or three boots is a guess).
     None where that is not the case (a result the base never failed: the
     second boots decide, as for any check)."""
-    doc = ctx.writer.results()
-    if doc.sides is None or new is None:
-        return None
-    base = flaky.listed(doc.flaky, doc.sides.base.kernel, cell.page.name, cell.fs.name, chk.name)
-    first = next((x for c in doc.cells if c.kernel == doc.sides.base.kernel and c.page_size == cell.page.name
-                  and c.fs == cell.fs.name for x in c.checks if x.name == chk.name), None)
-    # what the base failed in its first boot steadily (not flakily) is no regression
-    keys = flaky.failed_keys(new) - (flaky.failed_keys(first) - set(base))
-    on_base = {key: flaky.Count(base[key].passed, base[key].failed) for key in keys if key in base}
-    if not base or not keys or len(on_base) < len(keys):
+    on_base = flaky_on_base(ctx, cell, chk.name, new)
+    if on_base is None:
         return None
     booted = 2
     while True:

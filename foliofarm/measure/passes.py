@@ -87,7 +87,10 @@ def run_pass(ctx: Context, k: Kernel, label: str = "",
             one.on_measured(cell, chk, measurement.error(why))
             continue
         own = is_own(chk)      # the farm's checks boot apart from the tree's, ahead of them
-        if split.splits(chk):
+        if split.is_alone(chk) and split.part_of(chk) in split.BARE_PARTS:    # a part by itself
+            (per_race if split.part_of(chk) == split.RACE else per_page).setdefault(chk.name, (cell, chk))
+            continue
+        if split.splits(chk) and not split.is_alone(chk):
             # its cell part in the cell's boot, its page part once (split.py),
             # the tests of it that need their threads at once in a guest apart
             touched = one.touched.get(chk.name, "")     # the series' touched tests, first (first.py)
@@ -165,7 +168,7 @@ class Pass:
         if chk.tree == "selftests" and m.kind in (Kind.KTAP, Kind.CRASH):
             m = m.model_copy(update={"tests": parse_tests(self.ctx, m)})
         which = split.part_of(chk)
-        if which is None:
+        if which is None or split.is_alone(chk):     # a part by itself: as it is
             self.record(cell, chk, m)
             return
         # a part: the cell's measurement once both parts are there

@@ -41,6 +41,9 @@ from foliofarm.results.outcome import Status
 PAGE, CELL, RACE, TOUCHED = "page", "cell", "race", "touched"
 # the parts run once per page size, in guests with no cell filesystem
 BARE_PARTS = (PAGE, RACE, TOUCHED)
+# the folder run_vmtests.sh gives a test that takes the cell's filesystem: on
+# its command line, the test runs in the cell part (tests/vmtests/mm-selftests.sh)
+FS_DIR = "/tmp/mm-fs"
 
 
 def splits(chk: Check) -> bool:
@@ -64,6 +67,32 @@ def races(chk: Check) -> bool:
     theirs = set(str(chk.options.get("at_once_categories", "")).split())
     run = str(chk.options.get("categories", "all")).split()
     return not theirs or run == ["all"] or bool(theirs & set(run))
+
+
+def alone(chk: Check, which: str) -> Check:
+    """``chk``'s part ``which`` to run by itself, in a boot made again to see
+    whether its failing tests fail again: measured and recorded without the
+    other parts (their tests SKIP "elsewhere"), never judged as the whole."""
+    return dataclasses.replace(chk, options={**chk.options, "part": which, "alone": True})
+
+
+def is_alone(chk: Check) -> bool:
+    return bool(chk.options.get("alone"))
+
+
+def test_part(chk: Check, test: str) -> str:
+    """The part the test named ``test`` (its run_vmtests.sh command line, as
+    the results name it) of the split check ``chk`` runs in, in a run with no
+    touched part (a boot made again): as the guest script decides it, the
+    cell's where it is given the cell's folder, the race part's where its
+    program needs its threads at once, else the page size's."""
+    words = test.split()
+    if FS_DIR in words:
+        return CELL
+    prog = words[0].rsplit("/", 1)[-1] if words else ""
+    if prog in ("bash", "sh") and len(words) > 1:
+        prog = words[1].rsplit("/", 1)[-1]
+    return RACE if races(chk) and prog in str(chk.options.get("at_once", "")).split() else PAGE
 
 
 def part_of(chk: Check) -> str | None:
