@@ -6,6 +6,7 @@ a cache of the test's own, and the run closed as a run closes it."""
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -261,6 +262,31 @@ def test_a_base_whose_rate_is_measured_is_not_booted_again(tmp_path, parser_dir)
     confirm.series(ctx, series, lambda c, k, label, pairs: labels.append(label) or Again(
         boot(ctx, k, FAILS if label == "-confirm" else PASSES)))
     assert labels == ["-confirm", "-confirm3"] and verdict_of(w)["verdict"] == "flaky"
+
+
+def test_the_boots_a_measured_rate_wants_boot_at_once(tmp_path, parser_dir):
+    """The base failed it 4 of 10 boots: four in a row are wanted ((0.4)**4 <
+    5%). The rate will not move (the base is not booted), so the third and
+    fourth boots of the series run at the same time (the barrier: each waits
+    for the other); one of them passing it settles it as one by one would."""
+    for fails_in, verdict in (({"-confirm", "-confirm3", "-confirm4"}, "regression"),
+                              ({"-confirm", "-confirm3"}, "flaky")):
+        w, ctx, base, series = series_run(tmp_path / verdict, parser_dir, (6, 4))
+        together, labels = threading.Barrier(2, timeout=10), []
+
+        def again(c, k, label, pairs):
+            labels.append((k.cells[0].kernel, label))
+            if label in ("-confirm3", "-confirm4"):
+                together.wait()
+            return Again(boot(ctx, k, FAILS if label in fails_in else PASSES))
+
+        confirm.series(ctx, series, again)
+        assert sorted(labels) == [("7.3+series", "-confirm"), ("7.3+series", "-confirm3"),
+                                  ("7.3+series", "-confirm4")]
+        row = verdict_of(w)
+        assert row["verdict"] == verdict, row["series_reason"]
+        assert ("failed in 4 boots of the series in a row" if verdict == "regression"
+                else "passed it in boot 4") in row["series_reason"]
 
 
 def test_a_series_passing_a_base_flaky_result_in_an_extra_boot_is_flaky(tmp_path, parser_dir):
