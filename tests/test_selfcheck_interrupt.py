@@ -67,25 +67,33 @@ def test_ctrl_c_to_a_self_check_stops_the_run_it_started(tmp_path, budget):
     assert any(e.stage == "interrupted" and "SIGINT" in e.message for e in doc.errors), doc.errors
 
 
+# the command as the command line starts it, its long work a sleep
 STOPPABLE = """
-import time
-from foliofarm.cli import cmd_selfcheck
-cmd_selfcheck.stoppable()
-print("ready", flush=True)
-try:
+import sys, time
+from foliofarm import cli
+from foliofarm.run import bisect
+from foliofarm.selfcheck import bench
+
+def work(*args):
+    print("ready", flush=True)
     time.sleep(60)
-except KeyboardInterrupt:
-    print("stopped as by ^C", flush=True)
+    return 0
+
+bench.main = bisect.bisect = work
+sys.exit(cli.main(sys.argv[1:]))
 """
 
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
-def test_a_background_self_check_stops_on_sigint_and_sigterm(signum):
+@pytest.mark.parametrize("argv", [["selfcheck", "bench"], ["bisect", "--cell", "4k-ext4", "--check", "exec-text"]])
+def test_a_background_self_check_stops_on_sigint_and_sigterm(signum, argv):
     """Started as a shell's background job (SIGINT ignored, inherited), a
-    self-check still stops as ^C does on SIGINT, and on SIGTERM too."""
-    check = subprocess.Popen([sys.executable, "-c", STOPPABLE], cwd=ROOT, stdout=subprocess.PIPE,
-                             text=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    self-check or a bisect still stops as ^C does (exit 3, "interrupted"),
+    on SIGINT and on SIGTERM: the run it started is stopped with it."""
+    check = subprocess.Popen([sys.executable, "-c", STOPPABLE, *argv], cwd=ROOT, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True,
+                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
     assert check.stdout.readline() == "ready\n"
     check.send_signal(signum)
-    out, _ = check.communicate(timeout=30)
-    assert out == "stopped as by ^C\n" and check.returncode == 0
+    _, err = check.communicate(timeout=30)
+    assert check.returncode == 3 and "interrupted" in err, err

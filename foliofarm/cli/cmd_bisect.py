@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from foliofarm.paths import ROOT
-from foliofarm.run import bisect
+from foliofarm.run import bisect, child
 
 
 def add_parser(sub: Any, d: dict[str, Any]) -> None:
@@ -44,4 +44,5 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
     if not args.cell or not (args.check or args.repro):
         print("foliofarm bisect: --cell and --check (or --repro FILE) are needed", file=sys.stderr)
         return 2
+    child.stoppable()
     return bisect.bisect(args)

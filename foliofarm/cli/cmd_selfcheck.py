@@ -6,7 +6,6 @@ own --help says its options."""
 from __future__ import annotations
 
 import argparse
-import signal
 from typing import Any
 
 SELFCHECKS = {"bench": "speed and memory as ratios against their targets",
@@ -33,19 +32,9 @@ def _lab(rest: list[str]) -> int:
     return lab.main(rest)
 
 
-def stoppable() -> None:
-    """A self-check runs for an hour or more, often as a background job, whose
-    shell has SIGINT ignored (and Python keeps what it inherits): SIGINT is
-    made ^C again, and SIGTERM stops it as ^C does, so each run it started is
-    stopped and keeps what it had, and a bench never counts a killed run."""
-    def terminated(signum: int, frame: object) -> None:
-        raise KeyboardInterrupt
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-    signal.signal(signal.SIGTERM, terminated)
-
-
 def _selfcheck(which: str, rest: list[str]) -> int:
+    from foliofarm.run import child
     from foliofarm.selfcheck import bench, emulation, faults, mutants
-    stoppable()
+    child.stoppable()
     return {"bench": bench.main, "mutants": mutants.main, "faults": faults.main,
             "emulation": emulation.main}[which](rest)

@@ -86,6 +86,19 @@ class Child:
         return read_back(self.run_dir) if self.run_dir is not None else None
 
 
+def stoppable() -> None:
+    """For a command that runs `foliofarm run` to its end (run_to_end: the
+    self-checks, bisect) for an hour or more, often as a background job whose
+    shell has SIGINT ignored (and Python keeps what it inherits): SIGINT is
+    made ^C again, and SIGTERM stops it as ^C does, so the run it started is
+    stopped too and keeps what it had (else the run, in a session of its own,
+    would go on alone), and a bench never counts a killed run."""
+    def terminated(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, terminated)
+
+
 def start(args: list[str], results: Path, *, env: dict[str, str] | None = None, cwd: Path = ROOT,
           output: IO[Any] | int | None = subprocess.DEVNULL, die_with_parent: bool = False,
           text: bool = False) -> Child:
