@@ -150,10 +150,7 @@ def series(ctx: Context, k: Kernel, run_pass: RunPass) -> None:
                 ", ".join(f"{c.fs.name}/{n}" for c, n in suspects),
                 ("moved figures of " + ", ".join(f"{c.fs.name}/{chk.name}" for c, chk, _ in moved))
                 if moved else "") if x)
-            + (" (the series, and the base for what regressed" if base_again else " (the series" if suspects
-               else "")
-            + ("; not the base where its rate of failing it is measured" if len(base_again) < len(suspects)
-               and k.base else "") + (")" if suspects else ""), None)
+            + whom(suspects, base_again, k.base is not None), None)
     s2 = run_pass(ctx, k, "-confirm", list(pairs.values()))
     on_base_pairs = {(c.fs.name, chk.name): chk for key, group in groups.items() if key in base_again
                      for c, chk in group}
@@ -175,6 +172,16 @@ def series(ctx: Context, k: Kernel, run_pass: RunPass) -> None:
     settle_regressions(ctx, k, suspects, s2, b2, reboot, base_again)
     settle_figures(ctx, k, moved, s2)
     ctx.writer.flush()
+
+
+def whom(suspects: list[tuple[Cell, str]], base_again: set[tuple[str, str]], has_base: bool) -> str:
+    """Which kernels boot again for the suspects, as the log says it."""
+    if not suspects:
+        return ""
+    rest = [x for x in ("and the base for what regressed" if base_again else "",
+                        "not the base where its rate of failing it is measured"
+                        if has_base and len(base_again) < len(suspects) else "") if x]
+    return f" (the series{', ' + '; '.join(rest) if rest else ''})"
 
 
 def settle_figures(ctx: Context, k: Kernel, moved: list[Any], s2: Any) -> None:
@@ -311,28 +318,20 @@ def weigh_flaky(ctx: Context, k: Kernel, cell: Cell, chk: Check, new: schema.Che
             return False, (f"not confirmed: {what}: the base fails it too often for "
                            f"{flaky.MAX_SERIES_BOOTS} boots of the series to tell it apart" if need is None
                            else f"not confirmed: {what}; failed in {booted} boots of the series, {need} wanted")
-        if need is not None and (worst.boots >= flaky.MIN_BASE_BOOTS or k.base is None):
-            # the rate stays as it is: the boots still wanted are known, booted at
-            # once (a guest each, at the run's tail where cores are free); the
-            # first in order that passes it settles it, as one by one would
-            wanted = list(range(booted + 1, need + 1))
-            ctx.log(f"{cell.id} {chk.name}: {what}: booting the series again, {len(wanted)} at once "
-                    f"(boots {', '.join(map(str, wanted))})", None)
-            with ThreadPoolExecutor(len(wanted)) as pool:
-                got_all = list(pool.map(lambda n: result_of(reboot(cell, chk.name, f"-confirm{n}"), k, cell, chk),
-                                        wanted))
-            passed = next((n for n, g in zip(wanted, got_all) if not set(on_base) <= flaky.failed_keys(g)), None)
-            if passed is not None:
-                return False, (f"not confirmed: {what}; the series passed it in boot {passed}: "
-                               "within what the base does")
-            booted = need
-            continue
-        booted += 1
-        ctx.log(f"{cell.id} {chk.name}: {what}: booting the series again ({booted})", None)
-        got = result_of(reboot(cell, chk.name, f"-confirm{booted}"), k, cell, chk)
-        if not set(on_base) <= flaky.failed_keys(got):
-            return False, (f"not confirmed: {what}; the series passed it in boot {booted}: "
+        # from a rate that stays as it is the boots still wanted are known: booted
+        # at once (a guest each, at the run's tail where cores are free), the
+        # first in order that passes it settling it, as one by one would
+        fixed = need is not None and (worst.boots >= flaky.MIN_BASE_BOOTS or k.base is None)
+        wanted = list(range(booted + 1, need + 1)) if fixed else [booted + 1]
+        ctx.log(f"{cell.id} {chk.name}: {what}: booting the series again ({', '.join(map(str, wanted))}"
+                + (" at once)" if len(wanted) > 1 else ")"), None)
+        with ThreadPoolExecutor(len(wanted)) as pool:
+            got = list(pool.map(lambda n: result_of(reboot(cell, chk.name, f"-confirm{n}"), k, cell, chk), wanted))
+        passed = next((n for n, g in zip(wanted, got) if not set(on_base) <= flaky.failed_keys(g)), None)
+        if passed is not None:
+            return False, (f"not confirmed: {what}; the series passed it in boot {passed}: "
                            "within what the base does")
+        booted = wanted[-1]
         if worst.boots < flaky.MIN_BASE_BOOTS and k.base is not None:
             base_cell = next(c for c in k.base.cells if c.fs.name == cell.fs.name)
             again = result_of(reboot(cell, chk.name, f"-confirm{booted}", base=True), k.base, base_cell, chk)
