@@ -9,6 +9,8 @@ load booted again and replaced, one on an idle host left to count."""
 from __future__ import annotations
 
 import json
+import os
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -165,15 +167,26 @@ def test_a_lockup_under_host_load_is_booted_again_and_replaced(tmp_path):
     w, ctx, base, series, said = setup(tmp_path)
     cell = base.cells[0]
     first = Again({}, splats=[LOCKUP], boots=[Boot("ext4", [2.4, 2.1])])
-    calls = []
+    calls, held = [], []
+
+    @contextmanager
+    def quiet():
+        held.append("in")
+        yield
+        held.append("out")
 
     def again(c, k, label, pairs):
         calls.append((label, sorted(p[1].name for p in pairs)))
+        # with the host to itself (the run's quiet), and no more guests at once than cores
+        assert held == ["in"]
+        assert c.slots.host is None and c.slots.free[False] + c.slots.free[True] <= max(2, os.cpu_count())
         w.record(cell, checks.console_outcome([]))
         return Again({}, boots=[Boot("ext4", [0.8])])
 
+    ctx.quiet = quiet
     assert confirm.lockups(ctx, base, first, again) is True
     assert calls == [("", ["exec-text", "mmap-miss"])]      # recorded anew: no label
+    assert held == ["in", "out"]
     [moved] = w.doc.booted_again
     assert moved.cell == cell.id and "2.40 per core" in moved.why and "soft-lockup" in moved.why
     # the first boot's results are gone; the second's alone stand
@@ -190,3 +203,25 @@ def test_a_lockup_on_an_idle_host_counts(tmp_path):
     warn = Again({}, splats=["warning: WARNING: CPU: 0 PID: 1 at mm/filemap.c:1"],
                  boots=[Boot("ext4", [3.0])])
     assert confirm.lockups(ctx, base, warn, lambda *a: AssertionError("no second boot")) is False
+
+
+def test_a_lockup_again_with_the_host_to_itself_counts(tmp_path):
+    w, ctx, base, series, said = setup(tmp_path)
+    cell = base.cells[0]
+    first = Again({}, splats=[LOCKUP], boots=[Boot("ext4", [3.7])])
+
+    def again(c, k, label, pairs):
+        w.record(cell, checks.console_outcome([LOCKUP]))
+        return Again({}, splats=[LOCKUP], boots=[Boot("ext4", [0.62])])
+
+    assert confirm.lockups(ctx, base, first, again) is True
+    assert any("again on the second boot, with the host to itself (load 0.62 per core): they count" in m
+               for m in said)
+    assert exit_status(w) != 0
+    assert quiet_guests_fit()
+
+
+def quiet_guests_fit():
+    """The boot again's guests: both pools at least one, no more than the cores between them."""
+    return all(own >= 1 and tree >= 1 and own + tree == max(2, n)
+               for n in (1, 2, 3, 16, 64) for own, tree in [confirm.quiet_guests(n)])

@@ -139,3 +139,33 @@ def test_the_hosts_slots_are_shared_by_every_run_on_it(tmp_path):
     with slots.slot((False, 0)):
         pass
     assert time.monotonic() - started < 5
+
+
+def test_every_host_slot_held_waits_for_running_guests_and_keeps_new_ones_out(tmp_path):
+    """HostSlots.every (a boot again for lockups: the host to itself): it waits
+    for the guest running, and no guest of this process or another starts
+    until it is left."""
+    h = HostSlots(tmp_path, 2)
+    events: list[str] = []
+    running = threading.Event()
+
+    def guest(name: str, hold: float, started: threading.Event | None = None):
+        with h.slot():
+            events.append(f"{name} in")
+            if started:
+                started.set()
+            time.sleep(hold)
+            events.append(f"{name} out")
+
+    first = threading.Thread(target=guest, args=("first", 0.4, running))
+    first.start()
+    running.wait()
+    with h.every():
+        events.append("every in")
+        later = threading.Thread(target=guest, args=("later", 0))
+        later.start()
+        time.sleep(0.5)
+        events.append("every out")
+    first.join()
+    later.join()
+    assert events == ["first in", "first out", "every in", "every out", "later in", "later out"]

@@ -125,6 +125,7 @@ class Context:
     first: Any = None        # the touched selftests' milestone (measure/first.py TouchedVerdict)
     booter: Booter = field(default_factory=QemuBoots)   # what boots the farm's own checks (boot/protocol.py)
     qemu: QemuBoots = field(default_factory=QemuBoots)  # and the tree's, where that booter cannot
+    quiet: Callable[[], Any] | None = None   # a context: the host to this run's boots alone (Executor.quiet)
 
 
 @dataclass

@@ -6,9 +6,12 @@ regression (KernelCI retries a failed test first). Two cases:
   or a hung task (splats.toml's hang rows) logged in a cell whose boot saw the
   host's load at or above OVERLOADED per core (a TCG vCPU starved by a kernel
   build and other guests logs "soft lockup - CPU#0 stuck for 14s") is booted
-  again, and the second boot's results replace the first's. Both boots stay in
-  boots[]; results.json `booted_again` says why. Lockups that come back on the
-  second boot count.
+  again, and the second boot's results replace the first's. The second boot has
+  the host to itself (Context.quiet: the run's builds finished, no other guest
+  on the host) and boots no more guests at once than the host has cores, so a
+  lockup it logs is the kernel's, not the host's. Both boots stay in boots[];
+  results.json `booted_again` says why. Lockups that come back on the second
+  boot count.
 - The series side's regressions and moved figures: booted again on the
   series, and a regression on the base too (its kernel is built in the same
   run; not where the base's history measured its rate of failing it in
@@ -22,13 +25,16 @@ regression (KernelCI retries a failed test first). Two cases:
 
 from __future__ import annotations
 
+import os
 import re
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext
+from dataclasses import replace
 from typing import Any, Callable
 
 from foliofarm.results import schema
 from foliofarm.measure import split
-from foliofarm.measure.cells import BARE, RACE_BOOT, Context, Kernel
+from foliofarm.measure.cells import BARE, RACE_BOOT, Context, GuestSlots, Kernel
 from foliofarm.boot.splat import patterns
 from foliofarm.judge import compare, flaky
 from foliofarm.judge.catalogue import Check, Kind, is_own
@@ -66,6 +72,14 @@ def load_of(one: Any, cell: Cell) -> float:
     return max(loads, default=0.0)
 
 
+def quiet_guests(cores: int | None = None) -> tuple[int, int]:
+    """Guests at once of a boot again for lockups, (the own checks', the
+    tree's): no more than the host's cores between them, so that each vCPU
+    thread has a core (the first boot's pools have one more each)."""
+    cores = max(2, cores or os.cpu_count() or 1)
+    return cores // 2, cores - cores // 2
+
+
 def lockups(ctx: Context, k: Kernel, one: Any, run_pass: RunPass) -> bool:
     """Cells whose consoles logged a lockup while the host was overloaded are
     booted again, their results replaced by the second boot's. True if any was."""
@@ -75,17 +89,20 @@ def lockups(ctx: Context, k: Kernel, one: Any, run_pass: RunPass) -> bool:
         return False
     for cell, found, load in again:
         why = (f"{len(found)} lockup report(s) ({found[0][:120]}) while the host's load was "
-               f"{load:.2f} per core (at or above {OVERLOADED}): booted again, its results replace "
-               "the first boot's")
+               f"{load:.2f} per core (at or above {OVERLOADED}): booted again with the host to itself, "
+               "its results replace the first boot's")
         ctx.log(f"{cell.id}: {why}", "yellow")
         with ctx.writer.lock:
             ctx.writer.drop_cell(cell)
             ctx.writer.add_booted_again(schema.BootedAgain(cell=cell.id, kernel=cell.kernel, why=why))
-    second = run_pass(ctx, k, "", [(c, chk) for c, _, _ in again for chk in ctx.checks])
+    own, tree = quiet_guests()
+    with (ctx.quiet or nullcontext)():
+        second = run_pass(replace(ctx, guests=own, slots=GuestSlots(own, tree)), k, "",
+                          [(c, chk) for c, _, _ in again for chk in ctx.checks])
     for cell, _, _ in again:
         if still := hangs(second.console(cell)):
-            ctx.log(f"{cell.id}: {len(still)} lockup report(s) again on the second boot: they count",
-                    "red")
+            ctx.log(f"{cell.id}: {len(still)} lockup report(s) again on the second boot, with the host to "
+                    f"itself (load {load_of(second, cell):.2f} per core): they count", "red")
     ctx.writer.flush()
     return True
 

@@ -7,10 +7,10 @@ selftests and thpmaps disks) and measures each built kernel on its cells
 from __future__ import annotations
 
 import shlex
-from concurrent.futures import Future, ThreadPoolExecutor
-from contextlib import nullcontext
+from concurrent.futures import Future, ThreadPoolExecutor, wait
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from foliofarm.measure import cells, passes
 from foliofarm.boot.protocol import Booter, QemuBoots
@@ -68,6 +68,7 @@ class Executor:
         self.selftests: dict[int, Future[TreeDisk]] = {}
         self.thpmaps: dict[int, Future[TreeDisk]] = {}
         self.at_once: set[int] = set()   # sources (by id) whose page sizes build at once (warm)
+        self.queued: list[Future[Any]] = []   # every build and disk queued (quiet waits for them)
         self.ktap_parser: Path | None = None
         self.bases: dict[str, cells.Kernel] = {}   # page size -> the base's kernel (confirm.py)
         self.own_verdict = OwnVerdict(writer, opts.checks, [f"{p.name}-{fs.name}" for p in opts.page_sizes
@@ -192,7 +193,22 @@ class Executor:
             if i == 0 and cells.wants_selftests(self.opts.checks):
                 # after the first kernel: its cells boot as soon as both are there
                 self.selftests[id(src)] = pool.submit(self._selftests_disk, src)
+        self.queued = [f for f in self.queued if not f.done()] + futures + [
+            made[id(src)] for made in (self.thpmaps, self.selftests) if id(src) in made]
         return futures
+
+    @contextmanager
+    def quiet(self) -> Iterator[None]:
+        """The host to this run's next boots alone, for lockups that must be
+        the kernel's (measure/confirm.py): the builds and disks it queued
+        finished (make's jobs would starve the guests as they did the first
+        boot), then every guest slot of the host held: no guest of this run or
+        another starts until it is left, those running end first."""
+        if pending := [f for f in self.queued if not f.done()]:
+            self.log(f"waiting for {len(pending)} build(s) to end: a boot again for lockups has the host to itself")
+            wait(pending)
+        with locks.HostSlots(self.cache, locks.host_guests(self.opts.memory_mb)).every():
+            yield
 
     def tree_disks_done(self, src: source.KernelSource) -> None:
         """Wait for the disks made from ``src``'s tree (its selftests, thpmaps)."""
@@ -296,7 +312,7 @@ class Executor:
                                guests=o.guests, cpus=o.cpus, memory_mb=o.memory_mb,
                                numa_nodes=o.numa_nodes, slots=slots, ktap_parser=self.ktap_parser,
                                recorded=self.recorded, first=self.touched, booter=self.booter,
-                               qemu=self.qemu)
+                               qemu=self.qemu, quiet=self.quiet)
 
     def _error_cells(self, of: list[Cell], message: str) -> None:
         for cell in of:
