@@ -201,12 +201,15 @@ class HostSlots:
         self.dir = cache / "locks" / "guests"
         self.n = n or host_guests()
 
+    def _open(self, i: int) -> int:
+        return os.open(self.dir / f"slot-{i}.lock", os.O_RDWR | os.O_CREAT, 0o644)
+
     @contextmanager
     def slot(self) -> Iterator[int]:
         self.dir.mkdir(parents=True, exist_ok=True)
         while True:
             for i in random.sample(range(self.n), self.n):
-                fd = os.open(self.dir / f"slot-{i}.lock", os.O_RDWR | os.O_CREAT, 0o644)
+                fd = self._open(i)
                 try:
                     fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 except BlockingIOError:
@@ -231,7 +234,7 @@ class HostSlots:
         fds: list[int] = []
         try:
             for i in range(self.n):
-                fds.append(os.open(self.dir / f"slot-{i}.lock", os.O_RDWR | os.O_CREAT, 0o644))
+                fds.append(self._open(i))
                 fcntl.flock(fds[-1], fcntl.LOCK_EX)
             yield
         finally:

@@ -23,11 +23,15 @@ def test_quiet_waits_for_the_builds_queued_then_holds_every_host_slot(tmp_path, 
         run.queued = [pool.submit(time.sleep, 0.4), pool.submit(ended.set)]
         with run.quiet():
             assert ended.is_set()           # both builds done before it
-            got = []
-            guest = threading.Thread(target=lambda: got.append(HostSlots(tmp_path, 3).slot().__enter__()))
-            guest.start()
-            guest.join(0.5)
-            assert guest.is_alive() and not got     # every slot of the host held
-        guest.join(5)
-        assert got and not guest.is_alive()         # and free again after
+            got = threading.Event()
+
+            def guest():
+                with HostSlots(tmp_path, 3).slot():
+                    got.set()
+
+            other = threading.Thread(target=guest)
+            other.start()
+            assert not got.wait(0.5)        # every slot of the host held
+        assert got.wait(5)                  # and free again after
+        other.join(5)
     assert said and "waiting for 2 build(s) to end" in said[0]

@@ -74,8 +74,9 @@ def load_of(one: Any, cell: Cell) -> float:
 
 def quiet_guests(cores: int | None = None) -> tuple[int, int]:
     """Guests at once of a boot again for lockups, (the own checks', the
-    tree's): no more than the host's cores between them, so that each vCPU
-    thread has a core (the first boot's pools have one more each)."""
+    tree's): as many as the host's cores between them (one of each on one
+    core), so that each vCPU thread has a core (the first boot's pools have
+    one more each)."""
     cores = max(2, cores or os.cpu_count() or 1)
     return cores // 2, cores - cores // 2
 

@@ -149,7 +149,7 @@ class Executor:
         lab = self.opts.lab          # a LAVA lab boots the own checks: its queue, not this host's
         slots = cells.GuestSlots(lab.queue if lab else self.opts.guests, self.opts.tree_guests or self.opts.guests,
                                  expect=[p.name for p in self.opts.page_sizes] if id(src) in self.at_once
-                                 else (), host=locks.HostSlots(self.cache, locks.host_guests(self.opts.memory_mb)), own_here=lab is None)
+                                 else (), host=self.host_slots(), own_here=lab is None)
         try:
             with ThreadPoolExecutor(max_workers=len(builds), thread_name_prefix="page") as pages:
                 measuring, queued = [], set()
@@ -207,8 +207,12 @@ class Executor:
         if pending := [f for f in self.queued if not f.done()]:
             self.log(f"waiting for {len(pending)} build(s) to end: a boot again for lockups has the host to itself")
             wait(pending)
-        with locks.HostSlots(self.cache, locks.host_guests(self.opts.memory_mb)).every():
+        with self.host_slots().every():
             yield
+
+    def host_slots(self) -> locks.HostSlots:
+        """The host's guest slots, shared by every run on this cache."""
+        return locks.HostSlots(self.cache, locks.host_guests(self.opts.memory_mb))
 
     def tree_disks_done(self, src: source.KernelSource) -> None:
         """Wait for the disks made from ``src``'s tree (its selftests, thpmaps)."""
