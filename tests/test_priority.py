@@ -4,6 +4,7 @@ each gets read back from the kernel (its autogroup's niceness, or its threads'
 where the scheduler has no autogroups)."""
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -48,6 +49,7 @@ def test_tree_guest_yields_while_an_own_guest_runs(guests, monkeypatch, use_auto
     base = p.base
     tree = guests()
     p.started(tree, tree=True)
+    p.booted(tree)
     assert niceness(tree) == base            # alone, it runs as fast as anything else
     own = guests()
     p.started(own, tree=False)
@@ -55,6 +57,8 @@ def test_tree_guest_yields_while_an_own_guest_runs(guests, monkeypatch, use_auto
     assert niceness(own) == base
     late_tree = guests()                     # a tree guest that starts while an own one runs
     p.started(late_tree, tree=True)
+    assert niceness(late_tree) == base       # boots unyielded
+    p.booted(late_tree)
     assert niceness(late_tree) == p.yield_nice
     second_own = guests()
     p.started(second_own, tree=False)
@@ -77,11 +81,15 @@ def test_tree_guests_yield_to_a_race_part_and_all_to_the_own_checks(guests):
     base = p.base
     cell = guests()
     p.started(cell, tree=True)
+    p.booted(cell)
     race = guests()
     p.started(race, tree=True, claim=True)
+    p.booted(race)
     assert niceness(race) == base and niceness(cell) == p.yield_nice
     late = guests()                          # a tree guest starting beside the race part
     p.started(late, tree=True)
+    assert niceness(late) == base            # booting, it does not yield
+    p.booted(late)
     assert niceness(late) == p.yield_nice
     own = guests()                           # a confirming boot of the own checks
     p.started(own, tree=False)
@@ -91,6 +99,69 @@ def test_tree_guests_yield_to_a_race_part_and_all_to_the_own_checks(guests):
     p.ended(race, tree=True)
     assert niceness(cell) == niceness(late) == base
     assert not p.claims
+
+
+@pytest.mark.skipif(not priority.autogroups(), reason="the host's scheduler has no autogroups")
+def test_a_booting_tree_guest_does_not_yield_until_its_shell(guests):
+    """Yielded from its first instruction, a tree guest on a slow host logged
+    soft lockups at boot: it keeps the own guests' weight until booted(),
+    whatever starts meanwhile, then yields like any tree guest."""
+    p = Priorities(cores=8)
+    own = guests()
+    p.started(own, tree=False)
+    tree = guests()
+    p.started(tree, tree=True)
+    assert niceness(tree) == niceness(own) == p.base
+    second_own = guests()                    # an own guest starting while it boots
+    p.started(second_own, tree=False)
+    assert niceness(tree) == p.base
+    p.booted(tree)
+    assert niceness(tree) == p.yield_nice
+    p.booted(tree)                           # twice: no change
+    assert niceness(tree) == p.yield_nice
+    gone = guests()                          # a guest that ends before its shell
+    p.started(gone, tree=True)
+    p.ended(gone, tree=True)
+    assert gone not in p.booting and gone not in p.tree
+
+
+def waiter(p: Priorities, most: float):
+    """wait_to_boot in a thread of its own, as a guest's thread calls it."""
+    import threading
+    waited: list[float] = []
+    t = threading.Thread(target=lambda: waited.append(p.wait_to_boot(most)))
+    t.start()
+    return t, waited
+
+
+def test_a_tree_guest_waits_to_boot_for_a_core_free_of_own_guests_and_boots(guests):
+    """Two cores, two own guests: a tree guest waits until one ends; with one
+    own guest and one tree boot it waits for the boot to reach its shell; the
+    wait ends after ``most`` whatever runs."""
+    import time
+    p = Priorities(cores=2)
+    assert p.wait_to_boot(5) < 1             # nothing runs
+    a, b = guests(), guests()
+    p.started(a, tree=False)
+    p.started(b, tree=False)
+    t, waited = waiter(p, 30)
+    time.sleep(0.5)
+    assert t.is_alive() and p.waiting == 1
+    p.ended(a, tree=False)
+    t.join(10)
+    assert not t.is_alive() and 0.4 < waited[0] < 10
+    boot = guests()
+    p.started(boot, tree=True)               # one own guest and one boot: both cores taken
+    t, waited = waiter(p, 30)
+    time.sleep(0.5)
+    assert t.is_alive()
+    p.booted(boot)
+    t.join(10)
+    assert not t.is_alive() and 0.4 < waited[0] < 10
+    t, waited = waiter(p, 0.3)               # one own guest and one new boot again
+    p.started(guests(), tree=True)
+    t.join(10)
+    assert waited and waited[0] < 10
 
 
 def test_farm_run_niced_keeps_its_guests_as_nice(guests):
@@ -121,8 +192,30 @@ def test_guest_session_registers_its_qemu(tmp_path):
     with g:
         pid = g.child.pid
         assert pid in priority.GUESTS.tree
+        assert pid not in priority.GUESTS.booting     # at its shell: it yields from now on
         assert priority.GUESTS.own == own_before
     assert pid not in priority.GUESTS.tree
+
+
+def test_a_tree_guest_session_waits_for_a_core_and_says_so(tmp_path, monkeypatch, guests):
+    """With the host's one core taken by an own guest, a tree GuestSession
+    waits before it starts QEMU, BOOT_WAIT_MOST at most, and its console log
+    says how long; its boot time does not count the wait."""
+    p = Priorities(cores=1)
+    p.started(guests(), tree=False)
+    monkeypatch.setattr(priority, "GUESTS", p)
+    monkeypatch.setattr(priority, "BOOT_WAIT_MOST", 1.5)
+    g = GuestSession(["sh", str(CONSOLES / "replay.sh"), str(CONSOLES / "boot-7.3-4k.log"), "shell"],
+                     tmp_path / "console.log", boot_timeout=20, tree=True)
+    (tmp_path / "tainted").write_text("4096\n")
+    (tmp_path / "klog").write_text("")
+    g.taint_file = str(tmp_path / "tainted")
+    g.kernel_log_command = f"cat {tmp_path / 'klog'}; : > {tmp_path / 'klog'}"
+    with g:
+        assert 1.4 < g.boot_waited < 10 and g.boot_seconds < g.boot_waited + 20
+        assert not p.booting and g.child.pid in p.tree
+    head = (tmp_path / "console.log").read_text().splitlines()[1]
+    assert re.match(r"# waited [12] s for a core free of the own checks' guests", head)
 
 
 def test_a_processes_cpu_time_and_its_wait_for_a_core_are_read_from_proc():

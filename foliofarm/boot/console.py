@@ -104,6 +104,7 @@ class GuestSession:
         self.guest_seconds = 0.0     # QEMU's wall time, from its start to its end
         self.cpu_seconds: float | None = None   # and the host CPU time it used (every thread)
         self.waited_seconds: float | None = None   # and how long its busiest thread waited for a core
+        self.boot_waited = 0.0       # a tree guest: how long it waited to start (priority.wait_to_boot)
 
     # -- lifecycle ---------------------------------------------------------------
     def __enter__(self) -> "GuestSession":
@@ -111,6 +112,12 @@ class GuestSession:
         self.console_log.parent.mkdir(parents=True, exist_ok=True)
         self._log = open(self.console_log, "w", encoding="utf-8", errors="replace", buffering=1)
         self._log.write(f"# {' '.join(argv)}\n")
+        if self.tree:
+            # booting, it does not yield: it waits for a core (priority.py)
+            self.boot_waited = priority.GUESTS.wait_to_boot()
+            if self.boot_waited >= 1:
+                self._log.write(f"# waited {self.boot_waited:.0f} s for a core free of "
+                                "the own checks' guests and the other boots\n")
         t0 = self.started = time.monotonic()
         self.cgroup = cgroups.Cgroup.make(guest_totals(argv)) if sandbox.enabled() else None
         self.child = pexpect.spawn(argv[0], argv[1:], encoding="utf-8", codec_errors="replace",
@@ -130,6 +137,8 @@ class GuestSession:
             self.__exit__(None, None, None)
             raise
         self.boot_seconds = time.monotonic() - t0
+        if self.tree:
+            priority.GUESTS.booted(self.child.pid)
         self.banner, garbled = banner.parse(before)
         self._take_splats()
         # The first command reads the whole boot log and the boot's taint: the

@@ -19,12 +19,24 @@ the time their boots take alone, and the tree's guests are slowed only for as
 long, never starved (their tests run under wall-clock deadlines in the guest).
 Without autogroups the same niceness is set on each of the guest's threads
 (a niceness an unprivileged user cannot lower again stays: the tree's guest
-then runs below the own checks' until it ends)."""
+then runs below the own checks' until it ends).
+
+A tree guest does not yield while it boots. Yielded from its first
+instruction, on a slow host (three own guests, or a kernel build, on two
+cores) it ran so little that its kernel logged "soft lockup - CPU#0 stuck
+for 11-15s" at boot (slab_late_init, trace_event_update_all, the idle task:
+the guest's clock is the host's, and a TCG vCPU that waits for a core does
+not run its watchdog), and the console check failed. So a tree guest waits
+to start until a core is free of the own guests and the other tree boots
+(Priorities.wait_to_boot, BOOT_WAIT_MOST at most), boots at the builds' and
+own guests' weight, and yields from its shell on: its tests run under
+wall-clock deadlines that count the time it waited for a core."""
 
 from __future__ import annotations
 
 import os
 import threading
+import time
 from pathlib import Path
 
 # CFS weight 36 against 1024: three own guests and two tree guests on two cores
@@ -33,9 +45,13 @@ from pathlib import Path
 # alone. A tree guest still runs every few hundred milliseconds (its tests'
 # deadlines in the guest are minutes), but not enough beside a cold kernel
 # build on a slow host: booting beside three own guests and make -j2 it logged
-# "soft lockup - CPU#0 stuck for 13s", which measure/confirm.py boots again with
-# the host to itself.
+# "soft lockup - CPU#0 stuck for 13s" (now it boots unyielded; a lockup still
+# logged is booted again by measure/confirm.py with the host to itself).
 YIELD_NICE = 15
+# How long a tree guest waits for a core free of the own guests and the other
+# tree boots before it boots anyway (unyielded still): the own checks of a
+# series take about a minute on two cores.
+BOOT_WAIT_MOST = 120.0
 AUTOGROUP_SWITCH = Path("/proc/sys/kernel/sched_autogroup_enabled")
 
 
@@ -137,15 +153,27 @@ def slowdown(pid: int) -> float | None:
     return (busiest[0] + busiest[1]) / busiest[0]
 
 
+def host_cores() -> int:
+    """The cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except OSError:
+        return os.cpu_count() or 1
+
+
 class Priorities:
     """The guests of a process: how many of the own checks' run, and which of
     the tree's there are to slow while they do. Thread-safe; guests register
     as they start and leave as they end."""
 
-    def __init__(self, yield_nice: int = YIELD_NICE) -> None:
+    def __init__(self, yield_nice: int = YIELD_NICE, cores: int | None = None) -> None:
         self.lock = threading.Lock()
+        self.changed = threading.Condition(self.lock)
+        self.cores = cores or host_cores()
         self.own = 0
         self.tree: set[int] = set()
+        self.booting: set[int] = set()   # tree guests not at their shell yet: they do not yield
+        self.waiting = 0                 # tree guests waiting in wait_to_boot
         # Tree guests whose vCPUs run each on a host thread for tests whose
         # threads must run at once (the selftests' race parts): beside other
         # guests one vCPU is often descheduled while the other waits for it,
@@ -164,6 +192,8 @@ class Priorities:
         renice(pid, nice, self.use_autogroup)
 
     def _tree_nice(self, pid: int) -> int:
+        if pid in self.booting:
+            return self.base
         if self.own or (self.claims and pid not in self.claims):
             return self.yield_nice
         return self.base
@@ -172,11 +202,29 @@ class Priorities:
         for t in self.tree:
             self._set(t, self._tree_nice(t))
 
+    def _core_free(self) -> bool:
+        return self.own + len(self.booting) < self.cores
+
+    def wait_to_boot(self, most: float | None = None) -> float:
+        """A tree guest about to start: wait until fewer own guests and tree
+        boots run than the host has cores, ``most`` seconds at most
+        (BOOT_WAIT_MOST). Returns the seconds waited."""
+        t0 = time.monotonic()
+        with self.changed:
+            self.waiting += 1
+            try:
+                self.changed.wait_for(self._core_free, timeout=BOOT_WAIT_MOST if most is None else most)
+            finally:
+                self.waiting -= 1
+        return time.monotonic() - t0
+
     def started(self, pid: int, tree: bool, claim: bool = False) -> None:
-        """``claim``: a tree guest the other tree guests yield to."""
+        """``claim``: a tree guest the other tree guests yield to. A tree
+        guest boots unyielded until booted()."""
         with self.lock:
             if tree:
                 self.tree.add(pid)
+                self.booting.add(pid)
                 if claim:
                     self.claims.add(pid)
                     self._settle()
@@ -188,10 +236,20 @@ class Priorities:
             if self.own == 1:
                 self._settle()
 
+    def booted(self, pid: int) -> None:
+        """A tree guest reached its shell: from now on it yields."""
+        with self.changed:
+            if pid in self.booting:
+                self.booting.discard(pid)
+                self._set(pid, self._tree_nice(pid))
+                self.changed.notify_all()
+
     def ended(self, pid: int, tree: bool) -> None:
-        with self.lock:
+        with self.changed:
+            self.changed.notify_all()
             if tree:
                 self.tree.discard(pid)
+                self.booting.discard(pid)
                 if pid in self.claims:
                     self.claims.discard(pid)
                     self._settle()
