@@ -180,15 +180,21 @@ def test_farm_run_niced_keeps_its_guests_as_nice(guests):
         assert out == ["3", str(3 + priority.YIELD_NICE)]
 
 
-def test_guest_session_registers_its_qemu(tmp_path):
-    """GuestSession counts its QEMU (here the console stand-in) from spawn to exit."""
-    own_before = priority.GUESTS.own
+def stand_in(tmp_path: Path) -> GuestSession:
+    """A tree guest's session on the console stand-in (a recorded 4K boot)."""
     g = GuestSession(["sh", str(CONSOLES / "replay.sh"), str(CONSOLES / "boot-7.3-4k.log"), "shell"],
                      tmp_path / "console.log", boot_timeout=20, tree=True)
     (tmp_path / "tainted").write_text("4096\n")
     (tmp_path / "klog").write_text("")
     g.taint_file = str(tmp_path / "tainted")
     g.kernel_log_command = f"cat {tmp_path / 'klog'}; : > {tmp_path / 'klog'}"
+    return g
+
+
+def test_guest_session_registers_its_qemu(tmp_path):
+    """GuestSession counts its QEMU (here the console stand-in) from spawn to exit."""
+    own_before = priority.GUESTS.own
+    g = stand_in(tmp_path)
     with g:
         pid = g.child.pid
         assert pid in priority.GUESTS.tree
@@ -205,12 +211,7 @@ def test_a_tree_guest_session_waits_for_a_core_and_says_so(tmp_path, monkeypatch
     p.started(guests(), tree=False)
     monkeypatch.setattr(priority, "GUESTS", p)
     monkeypatch.setattr(priority, "BOOT_WAIT_MOST", 1.5)
-    g = GuestSession(["sh", str(CONSOLES / "replay.sh"), str(CONSOLES / "boot-7.3-4k.log"), "shell"],
-                     tmp_path / "console.log", boot_timeout=20, tree=True)
-    (tmp_path / "tainted").write_text("4096\n")
-    (tmp_path / "klog").write_text("")
-    g.taint_file = str(tmp_path / "tainted")
-    g.kernel_log_command = f"cat {tmp_path / 'klog'}; : > {tmp_path / 'klog'}"
+    g = stand_in(tmp_path)
     with g:
         assert 1.4 < g.boot_waited < 10 and g.boot_seconds < g.boot_waited + 20
         assert not p.booting and g.child.pid in p.tree
