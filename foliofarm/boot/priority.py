@@ -16,7 +16,7 @@ builds' and own guests' weight otherwise (but for a tree guest of the
 selftests' race parts, that the others yield to as well: Priorities.claims):
 the own checks' verdict is final in
 the time their boots take alone, and the tree's guests are slowed only for as
-long, never starved (their tests run under wall-clock deadlines in the guest).
+long (their tests run under deadlines that count the time they had a core).
 Without autogroups the same niceness is set on each of the guest's threads
 (a niceness an unprivileged user cannot lower again stays: the tree's guest
 then runs below the own checks' until it ends).
@@ -153,14 +153,6 @@ def slowdown(pid: int) -> float | None:
     return (busiest[0] + busiest[1]) / busiest[0]
 
 
-def host_cores() -> int:
-    """The cores this process may run on."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except OSError:
-        return os.cpu_count() or 1
-
-
 class Priorities:
     """The guests of a process: how many of the own checks' run, and which of
     the tree's there are to slow while they do. Thread-safe; guests register
@@ -169,7 +161,7 @@ class Priorities:
     def __init__(self, yield_nice: int = YIELD_NICE, cores: int | None = None) -> None:
         self.lock = threading.Lock()
         self.changed = threading.Condition(self.lock)
-        self.cores = cores or host_cores()
+        self.cores = cores or os.cpu_count() or 1   # as the guest pools count them (locks.guests_for)
         self.own = 0
         self.tree: set[int] = set()
         self.booting: set[int] = set()   # tree guests not at their shell yet: they do not yield
