@@ -7,11 +7,11 @@ exec-text and mmap-miss, the benign series:
   workers (the lab's records), each cell's job linked from the report; a
   token the lab refuses is a usage error before anything builds;
 - on 4k-ext4, the negative control of exec-text: a regression from the
-  lab's logs, confirmed by a second job on each side;
-- on 4k-ext4, a worker stopped mid-job (it and its QEMU killed, as a machine
+  lab's logs, confirmed by a second job on each side (budget-gated);
+- on 4k-ext4, a worker stopped mid-job (budget-gated) (it and its QEMU killed, as a machine
   that died): the job tried again on the other worker, the same verdicts;
 - the lab stopped mid-run: the cells `error` with the lab's words, exit 3;
-- the run killed (SIGTERM): its job in the lab canceled."""
+- the run killed (SIGTERM): its job in the lab canceled (budget-gated)."""
 
 from __future__ import annotations
 
@@ -108,11 +108,13 @@ def test_a_series_run_in_the_lab_gives_the_farms_own_results(the_lab, tmp_path):
         assert f"<a href='{b['lab_job']}'>" in html
 
 
-def test_a_regression_booted_in_the_lab_is_found_and_confirmed_by_more_jobs(the_lab, tmp_path):
+@pytest.mark.budget
+def test_a_regression_booted_in_the_lab_is_found_and_confirmed_by_more_jobs(budget, request, tmp_path):
     """The negative control of exec-text (examples/series/neg-exec-text): its
     text mapped without large folios, judged from the lab's logs a regression,
     booted again in the lab on both sides before it counts."""
-    url, token = the_lab
+    budget(5 * 60, "a regression confirmed in the lab (a lab, a series build, four jobs)")
+    url, token = request.getfixturevalue("the_lab")     # up only once the budget has room
     assert main(["run", "--cells", "4k-ext4", "--checks", "exec-text", "--fresh",
                  "--series", str(ROOT / "examples" / "series" / "neg-exec-text"),
                  *lab_args(url, token), "--results", str(tmp_path / "lab")]) == 1

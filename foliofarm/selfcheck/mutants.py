@@ -8,7 +8,7 @@ names has a regression (or a build break) and no other cell reports anything
 report nothing at all. Prints caught/total, the cells and checks that caught
 each, and any cell that reported what it should not have; writes mutants.json.
 
-    python -m foliofarm.selfcheck.mutants [--only NAME,...] [--sample N] [--benign-runs K]
+    python -m foliofarm.selfcheck.mutants [--only NAME,...] [--sample] [--benign-runs K]
 """
 
 from __future__ import annotations
