@@ -8,8 +8,9 @@ exec-text and mmap-miss, the benign series:
   token the lab refuses is a usage error before anything builds;
 - on 4k-ext4, the negative control of exec-text: a regression from the
   lab's logs, confirmed by a second job on each side (budget-gated);
-- on 4k-ext4, a worker stopped mid-job (budget-gated) (it and its QEMU killed, as a machine
-  that died): the job tried again on the other worker, the same verdicts;
+- on 4k-ext4, a worker stopped mid-job (it and its QEMU killed, as a machine
+  that died): the job tried again on the other worker, the same verdicts
+  (budget-gated);
 - the lab stopped mid-run: the cells `error` with the lab's words, exit 3;
 - the run killed (SIGTERM): its job in the lab canceled (budget-gated)."""
 
