@@ -53,13 +53,17 @@ def post_benign(ib: Inbox, version: int, tag: str, date: float, frm: str, reply_
 
 def config(tmp: Path, **series) -> Path:
     days = (time.time() - BENIGN_DATE) / 86400 + 2
+    # the page shows every series these tests post (v1 is 4 days older than
+    # BENIGN_DATE), whatever day they run: fixed dates leave the default 14 days
+    page_days = days + 5
     lines = ["[interest]", f'lists = ["{LIST}"]',
              "[series]", f"backlog_days = {days:.1f}", "settle_minutes = 0",
              *(f"{k} = {v}" for k, v in series.items()),
              "[reply]", 'from = "foliofarm bot <bot@farm.example>"', 'domain = "farm.example"',
              'owner = "Farm Owner <owner@farm.example>"',
              # these series pass every check: a reply all the same; and to one that does not apply
-             'when = "always"', "on_not_applied = true"]
+             'when = "always"', "on_not_applied = true",
+             "[status]", f"days = {page_days:.1f}"]
     path = tmp / "watch.toml"
     path.write_text("\n".join(lines) + "\n")
     return path
