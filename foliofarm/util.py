@@ -292,11 +292,11 @@ def write_json(path: Path, obj: Any, durable: bool = True) -> None:
 class StagingDir:
     """A directory built under a temporary name and renamed into place only when
     complete: an interrupted producer never leaves a directory a later run trusts.
-    Named after the process and thread, so producers on two threads (a
-    series' page sizes building at once) never share one."""
+    Named after the process and thread, so producers on two threads never share
+    one; with ``replace=False`` (content-keyed) the first one finished stays."""
 
-    def __init__(self, final: Path) -> None:
-        self.final = final
+    def __init__(self, final: Path, replace: bool = True) -> None:
+        self.final, self.replace = final, replace
         self.tmp = final.with_name(f".{final.name}.{threading.get_ident()}.tmp-{os.getpid()}")
 
     def __enter__(self) -> Path:
@@ -305,11 +305,10 @@ class StagingDir:
         return self.tmp
 
     def __exit__(self, exc_type, exc, tb) -> None:
-        if exc_type is not None:
-            shutil.rmtree(self.tmp, ignore_errors=True)
-            return
-        shutil.rmtree(self.final, ignore_errors=True)
-        os.rename(self.tmp, self.final)
+        if exc_type is None and (self.replace or not self.final.is_dir()):  # a reader may be in it
+            shutil.rmtree(self.final, ignore_errors=True)
+            os.rename(self.tmp, self.final)
+        shutil.rmtree(self.tmp, ignore_errors=True)
 
 
 def clean_stale_staging(parent: Path) -> None:

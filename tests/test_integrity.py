@@ -54,3 +54,21 @@ def test_a_full_disk_is_named_as_such(tmp_path):
     with pytest.raises(InfraError, match=r"^disk full: free space where the cache is"):
         util.run(["sh", "-c", "echo 'write (28: No space left on device)' >&2; exit 100"],
                  what="apt-get update")
+
+
+def test_a_content_keyed_directory_made_twice_at_once_keeps_the_first(tmp_path):
+    """Two producers of one content-keyed directory (the guest programs, made
+    by each page size's thread when only they changed): the second to finish
+    leaves the first's in place, for a reader may be in it; a directory made
+    again because it was damaged (replace=True, the default) is replaced."""
+    final = tmp_path / "bin-key"
+    with util.StagingDir(final, replace=False) as first:
+        (first / "prog").write_text("one")
+    reading = list(final.iterdir())                          # a reader, mid-way
+    with util.StagingDir(final, replace=False) as second:
+        (second / "prog").write_text("two")
+    assert [p.read_text() for p in reading] == ["one"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bin-key"]   # the second's staging gone
+    with util.StagingDir(final) as again:
+        (again / "prog").write_text("three")
+    assert (final / "prog").read_text() == "three"

@@ -80,7 +80,7 @@ def payload_dir(cache: Path) -> Path:
     if final.is_dir():
         return final
     check_free_space(final.parent, 1, "test payloads")
-    with StagingDir(final) as tmp:
+    with StagingDir(final, replace=False) as tmp:
         for p in PAYLOADS:
             if p.kind == "elf":
                 _build_elf(tmp / p.name, p.max_page_size)

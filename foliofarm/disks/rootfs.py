@@ -74,7 +74,7 @@ def build_guest_programs(cache: Path) -> Path:
     final = cache / "guest" / f"bin-{key}"
     if final.is_dir():
         return final
-    with StagingDir(final) as tmp:
+    with StagingDir(final, replace=False) as tmp:      # page sizes' threads may race here
         for prog in guest_programs():
             argv = [CROSS_COMPILE + "gcc", *CFLAGS, f"-I{VMTESTS}", "-o", str(tmp / prog.stem),
                     str(prog), *(str(VMTESTS / s) for s in LIB_SOURCES)]

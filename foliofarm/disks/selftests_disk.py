@@ -110,7 +110,7 @@ def sysroot(cache: Path) -> Path:
     if final.is_dir():
         return final
     hosttools.require("dpkg-deb")
-    with StagingDir(final) as tmp:
+    with StagingDir(final, replace=False) as tmp:
         for deb in debs:
             run(["dpkg-deb", "-x", str(deb), str(tmp)], what=f"dpkg-deb -x {deb.name}")
     return final
