@@ -58,6 +58,21 @@ def test_c_is_compiled_static_for_arm64(tmp_path):
     assert PT_INTERP not in program_headers(out.read_bytes())     # static: the guest has no libc of its own
 
 
+@pytest.mark.parametrize("name", ["fork-contpte.c", "contpte-partial.c", "contpte-mremap.c"])
+def test_the_farms_contpte_programs_compile_as_reproducers_as_they_are(tmp_path, name):
+    """They include the farm's ffcontpte.h, which --repro offers beside the source."""
+    src = repro.VMTESTS / name
+    assert '#include "ffcontpte.h"' in src.read_text()
+    out = repro.compiled(repro.load(src), tmp_path / "repro")
+    assert out.read_bytes()[:4] == b"\x7fELF"
+
+
+def test_a_header_the_farm_does_not_offer_is_the_users_to_fix(tmp_path):
+    src = write(tmp_path, "r.c", '#include "ffguest.h"\nint main(void) { return 0; }\n')
+    with pytest.raises(UsageError, match="ffguest.h"):
+        repro.compiled(repro.load(src), tmp_path / "repro")
+
+
 def test_c_that_does_not_compile_is_the_users_to_fix_with_the_compilers_lines(tmp_path):
     bad = write(tmp_path, "typo.c", "int main(void) { return undefined_thing; }\n")
     with pytest.raises(UsageError) as exc:

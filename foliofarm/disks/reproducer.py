@@ -21,6 +21,7 @@ from foliofarm.disks import images
 from foliofarm.disks.rootfs import DRIVER    # what runs it: /mnt/ffrepro/run, writing a farm dump
 from foliofarm.kernel.build import CROSS_COMPILE
 from foliofarm.errors import UsageError
+from foliofarm.paths import VMTESTS
 from foliofarm.sandbox import Limits
 from foliofarm.util import sha256_text, tmp_dir
 
@@ -30,6 +31,10 @@ PROGRAM = "repro"               # what the disk holds, run as /mnt/ffrepro/repro
 # reviewer's reproducer is not the farm's code
 CFLAGS = ["-static", "-O2", "-g0", "-Wall", "-pthread"]
 COMPILE_SECONDS = 120
+# the farm's headers a reproducer may include, offered beside its source: the
+# contpte programs' helpers (PTE_CONT through the probe, an mTHP size), so that
+# tests/vmtests/contpte-*.c run as reproducers as they are
+HEADERS = (VMTESTS / "ffcontpte.h",)
 
 
 @dataclass(frozen=True)
@@ -45,7 +50,7 @@ class Reproducer:
     @property
     def digest(self) -> str:
         return sha256_text(self.kind, self.text, " ".join(CFLAGS), DRIVER.read_text(),
-                           str(self.seconds))[:16]
+                           *(h.read_text() for h in HEADERS), str(self.seconds))[:16]
 
 
 def load(path: Path, seconds: int | None = None) -> Reproducer:
@@ -79,6 +84,8 @@ def compiled(repro: Reproducer, out: Path) -> Path:
     with tmp_dir("repro-src") as src_dir, tmp_dir("repro-out") as out_dir:
         src = Path(src_dir) / "repro.c"
         src.write_text(repro.text)
+        for h in HEADERS:
+            shutil.copyfile(h, Path(src_dir) / h.name)
         built = Path(out_dir) / PROGRAM
         proc = sandbox.run([CROSS_COMPILE + "gcc", *CFLAGS, "-o", str(built), str(src)],
                            read=[Path(src_dir)], write=[Path(out_dir)], check=False,

@@ -11,7 +11,7 @@
  *
  * Writes an aligned anonymous region of eight blocks (the contpte block: 64K
  * on 4K pages, 2M on 16K and 64K) twice, reading the page tables through the
- * farm's probe (every farm guest has it loaded):
+ * farm's probe (ffcontpte.h):
  *   - with folios of one block (that mTHP size enabled alone): mprotect(
  *     PROT_READ) from the middle of block 1 to the middle of block 2, of block
  *     4 whole, MADV_DONTNEED from the middle of block 5 to the middle of
@@ -26,20 +26,15 @@
  * zero, the rest as written). Run as a check (its row in checks.toml) or as a
  * reproducer: `foliofarm run --repro` runs it as is.
  * usage: contpte-partial [BLOCK_KB] */
-#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
-/* the probe's interface (tests/vmtests/ffprobe.h) */
-struct ffprobe_req { uint64_t start, npages, out; };
-#define FFPROBE_IOC_WALK _IOW('f', 1, struct ffprobe_req)
-#define PRESENT (1ULL << 63)
-#define CONT (1ULL << 62)
+#include "ffcontpte.h"
+
 #define BLOCKS 8
 #define FILL 0x5a
 
@@ -50,18 +45,7 @@ static size_t block;
  * -1 if the probe fails. */
 static long cont_pct(char *map, int first, int n)
 {
-	size_t pages = n * block / page, cont = 0;
-	uint64_t *e = calloc(pages, 8);
-	struct ffprobe_req req = { (uintptr_t)(map + first * block), pages, (uintptr_t)e };
-	int fd = open("/sys/kernel/debug/ffprobe/walk", O_RDONLY);
-	int bad = fd < 0 || !e || ioctl(fd, FFPROBE_IOC_WALK, &req);
-
-	if (fd >= 0)
-		close(fd);
-	for (size_t i = 0; !bad && i < pages; i++)
-		cont += (e[i] & (PRESENT | CONT)) == (PRESENT | CONT);
-	free(e);
-	return bad ? -1 : (long)(100 * cont / pages);
+	return ff_cont_pct(map + first * block, n * block, page);
 }
 
 /* The mean of the shares of the blocks in ``blocks`` (n of them), -1 if any
@@ -80,30 +64,6 @@ static long mean_pct(char *map, const int *blocks, int n)
 	return sum / n;
 }
 
-static int set_mthp(long kb, const char *value, char *old, size_t n)
-{
-	char path[128];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/sys/kernel/mm/transparent_hugepage/hugepages-%ldkB/enabled", kb);
-	if (old && (f = fopen(path, "r"))) {
-		char line[128] = "", *l, *r;
-
-		if (!fgets(line, sizeof(line), f))
-			line[0] = 0;
-		fclose(f);
-		l = strchr(line, '[');
-		r = l ? strchr(l, ']') : NULL;
-		snprintf(old, n, "%.*s", l && r ? (int)(r - l - 1) : 0, l ? l + 1 : "");
-	}
-	f = fopen(path, "w");
-	if (!f || fputs(value, f) < 0 || fclose(f)) {
-		perror(path);
-		return -1;
-	}
-	return 0;
-}
-
 /* 1 if [from, to) holds only byte b. */
 static int holds(const char *from, const char *to, int b)
 {
@@ -116,15 +76,10 @@ static int holds(const char *from, const char *to, int b)
 /* An aligned region of BLOCKS blocks, written; NULL (said) if it cannot be had. */
 static char *region(void)
 {
-	size_t len = BLOCKS * block, align = 32UL << 20;
-	char *res = mmap(NULL, len + align, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	char *map = ff_aligned(BLOCKS * block, 32UL << 20, PROT_READ | PROT_WRITE);
 
-	if (res == MAP_FAILED) {
-		perror("mmap");
-		return NULL;
-	}
-	char *map = (char *)(((uintptr_t)res + align - 1) & ~(uintptr_t)(align - 1));
-	memset(map, FILL, len);
+	if (map)
+		memset(map, FILL, BLOCKS * block);
 	return map;
 }
 
@@ -134,8 +89,9 @@ struct figures {
 };
 
 /* Folios of one block: batches shorter than a block, and a block whole. */
-static int one_block_folios(struct figures *f)
+static int one_block_folios(void *arg)
 {
+	struct figures *f = arg;
 	static const int untouched[] = { 0, 3, 7 };
 	char *map = region();
 
@@ -160,8 +116,9 @@ static int one_block_folios(struct figures *f)
 
 /* Folios of two blocks: a batch that starts on a block and ends inside the
  * next, and one that starts inside a block and ends on one. */
-static int two_block_folios(struct figures *f)
+static int two_block_folios(void *arg)
 {
+	struct figures *f = arg;
 	static const int untouched[] = { 0, 1, 6, 7 };
 	char *map = region();
 
@@ -186,19 +143,12 @@ int main(int argc, char **argv)
 {
 	page = sysconf(_SC_PAGESIZE);
 	long kb = argc > 1 ? atol(argv[1]) : (page == 4096 ? 64 : 2048);
-	char old1[32] = "never", old2[32] = "never";
 	struct figures one = { -1, -1, -1, -1, -1, 0 }, two = one;
-	int bad;
 
 	block = (size_t)kb << 10;
-	if (set_mthp(kb, "always", old1, sizeof(old1)))
-		return 2;
-	bad = one_block_folios(&one);
-	set_mthp(kb, old1, NULL, 0);
-	if (set_mthp(2 * kb, "always", old2, sizeof(old2)))
-		return 2;
-	bad |= two_block_folios(&two);
-	set_mthp(2 * kb, old2, NULL, 0);
+	int bad = ff_with_mthp(kb, one_block_folios, &one) |
+		  ff_with_mthp(2 * kb, two_block_folios, &two);
+
 	printf("mthp_kb: %ld\ncont_pct: %ld\nmprotect_split_cont_pct: %ld\n"
 	       "mprotect_whole_cont_pct: %ld\ndontneed_split_cont_pct: %ld\n"
 	       "untouched_cont_pct: %ld\n", kb, one.before, one.split, one.whole, one.zapped,
