@@ -59,11 +59,11 @@ def config(tmp: Path, **series) -> Path:
     lines = ["[interest]", f'lists = ["{LIST}"]',
              "[series]", f"backlog_days = {days:.1f}", "settle_minutes = 0",
              *(f"{k} = {v}" for k, v in series.items()),
+             "[status]", f"days = {page_days:.1f}",
              "[reply]", 'from = "foliofarm bot <bot@farm.example>"', 'domain = "farm.example"',
              'owner = "Farm Owner <owner@farm.example>"',
              # these series pass every check: a reply all the same; and to one that does not apply
-             'when = "always"', "on_not_applied = true",
-             "[status]", f"days = {page_days:.1f}"]
+             'when = "always"', "on_not_applied = true"]      # [reply] last: tests add to it
     path = tmp / "watch.toml"
     path.write_text("\n".join(lines) + "\n")
     return path
