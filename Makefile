@@ -8,7 +8,7 @@ ARGS     ?=
 RESULTS  ?= results
 PYTEST_ARGS ?=
 
-.PHONY: all run test unit integration hostile-as-user bench mutants faults emulation fuzz setup setup-host venv list clean
+.PHONY: all run test unit integration hostile-as-user bench coverage mutants faults emulation fuzz setup setup-host venv list clean
 
 all: run
 
@@ -30,20 +30,30 @@ integration: setup
 ## unprivileged user (tools/as-user.sh: root runs them as uid 64000, with a home
 ## and cache of their own in /var/tmp/foliofarm-user; a cold cache builds the 4K
 ## kernel first). make test runs them as whoever runs it: root in CI.
-HOSTILE_TESTS := tests/test_sandbox.py tests/test_hostile_series.py tests/test_hostile_sandbox.py
+HOSTILE_TESTS := tests/test_sandbox.py tests/test_hostile_series.py tests/test_hostile_sandbox.py \
+	tests/test_bounds.py tests/test_hostile_bounds.py
 hostile-as-user: setup
 	FOLIOFARM_TEST_BUDGET_S=$${FOLIOFARM_TEST_BUDGET_S:-14400} tools/as-user.sh -ra $(PYTEST_ARGS) $(HOSTILE_TESTS)
 
 ## bench: warm, series and cold run times as ratios, build overhead, boot times,
 ## where the time goes; then every mutant and every fault (hours: BENCH_ARGS=
 ## without --cold leaves out the cold run and the raw makes; the pre-submit
-## figures alone, an hour to two: foliofarm selfcheck bench --series-only; each
-## run is kept as it ends, and --resume goes on from a bench stopped part way)
+## figures alone, hours: foliofarm selfcheck bench --series-only, the two-patch
+## series and the area series (readahead, khugepaged, contpte) with selection
+## and with --selftests all; --areas for those alone; each run is kept as it
+## ends, and --resume goes on from a bench stopped part way)
 BENCH_ARGS ?= --cold
 bench: setup
 	$(VENV)/bin/foliofarm selfcheck bench --results "$(RESULTS)/bench" $(BENCH_ARGS)
 	$(VENV)/bin/foliofarm selfcheck mutants --results "$(RESULTS)/mutants"
 	$(VENV)/bin/foliofarm selfcheck faults --results "$(RESULTS)/faults"
+
+## coverage: the default kernel's coverage map, every page size (three coverage
+## kernels, gcov; the own checks and every mm selftest run twice): a series then
+## runs the selftests it can reach (docs/coverage.md; COVERAGE_ARGS='--page-sizes 4k')
+COVERAGE_ARGS ?=
+coverage: setup
+	$(VENV)/bin/foliofarm coverage make --results "$(RESULTS)/coverage" $(COVERAGE_ARGS)
 
 ## mutants: every own mutant of 7.3 as a series against the warm base, and the
 ## benign series; prints caught/total (MUTANTS_ARGS='--only NAME' for one)

@@ -203,7 +203,13 @@ def copy_regular(src: Path, dst: Path, max_bytes: int, what: str = "",
 
 def tree_size(path: Path) -> int:
     """Bytes a directory tree takes on disk (links not followed)."""
-    total = 0
+    return tree_usage(path)[0]
+
+
+def tree_usage(path: Path) -> tuple[int, int]:
+    """Bytes a directory tree takes on disk and the files and directories
+    (inodes) in it (links not followed, walked without recursion)."""
+    total = entries = 0
     stack = [path]
     while stack:
         try:
@@ -214,8 +220,9 @@ def tree_size(path: Path) -> int:
                     except OSError:
                         continue
                     total += st.st_blocks * 512
+                    entries += 1
                     if e.is_dir(follow_symlinks=False):
                         stack.append(Path(e.path))
         except OSError:
             continue
-    return total
+    return total, entries

@@ -48,6 +48,8 @@ class DebianKernelRow(Strict):
 
 class VariantRow(Strict):
     fragments: list[str]
+    # directories of the tree whose C files gcov profiles alone (kernel/profiled.py)
+    profile: list[str] = []
 
 
 class Defaults(Strict):
@@ -96,12 +98,15 @@ class CheckRow(Strict):
     estimate: dict[Literal["cell", "page", "race"], float] = {}
     mapping: str = "text"              # the dump's mapping its figures are of
     setup: list[str] = []              # shell lines run before it (the cell's placeholders filled)
+    # the most its dump may hold: a larger one is an error, never read (boot/console.py read_file)
+    dump_kb: int = Field(default=16384, gt=0)
     # the mm selftests' own (tests/vmtests/mm-selftests.sh, measure/split.py)
     per_page: Optional[bool] = None
     part: Optional[str] = None
     at_once: Optional[str] = None
     at_once_categories: Optional[str] = None
     touched: Optional[str] = None
+    not_reached: Optional[str] = None       # the tests a series cannot reach (coverage/select.py)
     categories: Optional[str] = None
     test_timeout: Optional[int] = None
     hugetlb_mb: Optional[int] = None

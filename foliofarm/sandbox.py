@@ -49,9 +49,11 @@ runs everything unsandboxed, for hosts where bubblewrap cannot make namespaces.
 from __future__ import annotations
 
 import os
+import platform
 import resource
 import shutil
 import subprocess
+import sys
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -62,6 +64,22 @@ from foliofarm.errors import InfraError, TimedOut
 
 # What of the host a sandboxed command sees, read-only.
 SYSTEM = ("/usr", "/etc/alternatives", "/etc/ld.so.cache", "/etc/perl")
+def toolchain() -> tuple[str, ...]:
+    """What of the host a reproducer's compiler sees, read-only: the cross
+    toolchain (Debian's gcc-aarch64-linux-gnu: its driver in /usr/bin, cc1 in
+    /usr/lib/gcc-cross, the arm64 C library and headers in
+    /usr/aarch64-linux-gnu), the host's libraries it runs on and the loader's
+    cache; not /usr/local (its etc/ included), /usr/share, /usr/include or
+    the rest of /etc, which a compile error would quote into a reply. On an
+    arm64 host the compiler is the native one: its own directories too."""
+    arch = getattr(sys.implementation, "_multiarch", "") or f"{platform.machine()}-linux-gnu"
+    dirs = ["/usr/bin", "/usr/lib/gcc-cross", "/usr/aarch64-linux-gnu", f"/usr/lib/{arch}", "/usr/lib64",
+            "/etc/alternatives", "/etc/ld.so.cache"]
+    if platform.machine() == "aarch64":
+        dirs += ["/usr/lib/gcc", "/usr/libexec/gcc", "/usr/include"]
+    return tuple(dirs)
+
+
 # Merged-/usr symlinks (or directories on older hosts).
 TOP_LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 
@@ -154,7 +172,8 @@ UNPRIVILEGED = ("--unshare-user", "--disable-userns", "--cap-drop", "ALL")
 
 def wrap(argv: Sequence[str | os.PathLike[str]], *, read: Sequence[Path] = (),
          write: Sequence[Path] = (), cwd: Path | None = None, check: bool = True,
-         env: Mapping[str, str] | None = None, tmp_mb: int | None = None) -> list[str]:
+         env: Mapping[str, str] | None = None, tmp_mb: int | None = None,
+         system: Sequence[str] = SYSTEM) -> list[str]:
     """``argv`` as a sandboxed command line, or as it is with the sandbox off.
     Inside, the environment is cleared and holds environment(``env``) only; run
     the line with that environment too (run() does), so that nothing else
@@ -174,7 +193,7 @@ def wrap(argv: Sequence[str | os.PathLike[str]], *, read: Sequence[Path] = (),
     if home:
         # $HOME is there but empty (what the command is given may lie below it)
         out += ["--tmpfs", home]
-    for p in SYSTEM:
+    for p in system:
         if os.path.exists(p):
             out += ["--ro-bind", p, p]
     for p in TOP_LINKS:
@@ -199,7 +218,8 @@ def run(argv: Sequence[str | os.PathLike[str]], *, read: Sequence[Path] = (),
         write: Sequence[Path] = (), cwd: Path | None = None, env: Mapping[str, str] | None = None,
         limits: Limits | None = None, log: Path | None = None, what: str = "",
         watch: Callable[[], str] | None = None, check: bool = True,
-        input: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
+        input: bytes | None = None, system: Sequence[str] = SYSTEM
+        ) -> subprocess.CompletedProcess[bytes]:
     """``argv`` run in the sandbox with a cleared environment and ``limits``
     (util.run's errors; a command over its deadline, over a total of its
     cgroup, or one ``watch`` finds over a limit, is killed whole and raises
@@ -222,11 +242,12 @@ def run(argv: Sequence[str | os.PathLike[str]], *, read: Sequence[Path] = (),
                 or (watch() if watch else ""))
 
     try:
-        proc = run_(wrap(argv, read=read, write=write, cwd=cwd, env=env, tmp_mb=lim.tmp_mb),
+        proc = run_(wrap(argv, read=read, write=write, cwd=cwd, env=env, tmp_mb=lim.tmp_mb, system=system),
                     cwd=cwd, env=environment(env), inherit=False, log=log, what=name,
                     timeout=lim.seconds,
                     preexec=preexec, watch=watching if group or counted or watch else None,
-                    check=check, input=input, on_start=counted.start if counted else None)
+                    check=check, input=input, on_start=counted.start if counted else None,
+                    cap=CAPTURED)
         if proc.returncode and group is not None and (why := group.stopped()):
             raise TimedOut(f"{name} was stopped at {why}")
         return proc
@@ -235,7 +256,7 @@ def run(argv: Sequence[str | os.PathLike[str]], *, read: Sequence[Path] = (),
     except InfraError as exc:
         if group is not None and (why := group.stopped()):
             raise TimedOut(f"{name} was stopped at {why}") from None
-        if enabled() and _tmp_full(str(exc), write):
+        if enabled() and _tmp_full(str(exc), write, log):
             raise TimedOut(f"{name} filled its /tmp (the sandbox's /tmp holds at most "
                              f"{lim.tmp_mb} MB: FOLIOFARM_SANDBOX_TMP_MB; the host's disk has room): "
                              + str(exc).removeprefix(DISK_FULL)) from None
@@ -243,6 +264,12 @@ def run(argv: Sequence[str | os.PathLike[str]], *, read: Sequence[Path] = (),
     finally:
         if group is not None:
             group.close()
+
+
+# The most of a sandboxed command's stdout (and of its stderr) the farm keeps
+# when it captures them, head and tail (util.Capped): a 30 KB file that
+# includes itself prints 500 MB of warnings.
+CAPTURED = 8 << 20
 
 
 class _TaskCount:
@@ -263,12 +290,17 @@ class _TaskCount:
         return ""
 
 
-def _tmp_full(message: str, write: Sequence[Path]) -> bool:
-    """A failure that says "No space left on device" while every directory the
-    command may write has room: its /tmp is what was full."""
-    if "No space left on device" not in message:
+def _tmp_full(message: str, write: Sequence[Path], log: Path | None) -> bool:
+    """A failure that says "No space left on device" (in its error or anywhere
+    in its log: with -j2 the other job's lines come after it) while every
+    directory the command may write has room (bytes and inodes): its /tmp is
+    what was full."""
+    from foliofarm.bounded import log_lines
+    full = "No space left on device"
+    if full not in message and not (log and log_lines(log, lambda ln: full in ln, 1)):
         return False
-    return all(shutil.disk_usage(p).free > 1 << 30 for p in write if os.path.isdir(p))
+    return all(shutil.disk_usage(p).free > 1 << 30 and os.statvfs(p).f_favail > 1000
+               for p in write if os.path.isdir(p))
 
 
 # What a build's log says when the sandbox stopped something.
@@ -276,8 +308,13 @@ STOPPED = ("Read-only file system", "Network is unreachable", "Temporary failure
            "Could not resolve host", "Name or service not known")
 
 
+def is_stopped(line: str) -> bool:
+    """A line of a sandboxed command's output that shows the sandbox stopping it."""
+    return any(s in line for s in STOPPED)
+
+
 def stopped_lines(log_text: str, limit: int = 5) -> list[str]:
     """Lines of a sandboxed command's output that show the sandbox stopping it."""
     if not enabled():
         return []
-    return [ln for ln in log_text.splitlines() if any(s in ln for s in STOPPED)][:limit]
+    return [ln for ln in log_text.splitlines() if is_stopped(ln)][:limit]

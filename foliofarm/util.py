@@ -16,10 +16,12 @@ import tempfile
 import threading
 import time
 from concurrent.futures import Future
-from contextlib import nullcontext, suppress
+from contextlib import contextmanager, nullcontext, suppress
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
+from foliofarm.bounded import LOG_CAP, Capped, remove_tree
+from foliofarm.proc import _OverLimit, _run, descendants, kill_descendants, kill_group  # noqa: F401
 from foliofarm.errors import InfraError, TimedOut
 
 
@@ -37,6 +39,7 @@ def run(
     watch: Callable[[], str] | None = None,
     check: bool = True,
     on_start: Callable[[int], None] | None = None,
+    cap: int | None = None,
 ) -> subprocess.CompletedProcess[bytes]:
     """Run ``argv`` (never a shell string). Output goes to ``log`` if given (never
     opened through a link), else is captured. A non-zero exit raises InfraError
@@ -44,7 +47,13 @@ def run(
     ``env`` is added to this process's environment, or with ``inherit`` False
     is the whole of it. With ``timeout``, the command runs in a process group
     of its own, killed whole when the time is up (TimedOut); so it is when
-    ``watch``, asked every few seconds, names a reason (a limit it went over)."""
+    ``watch``, asked every few seconds, names a reason (a limit it went over).
+
+    Output is never held whole: a log keeps at most LOG_CAP bytes (its head
+    and tail, what was between counted in a line of its own); with ``cap``,
+    captured stdout and stderr keep at most ``cap`` bytes each the same way
+    (an untrusted command's: sandbox.run), else they are captured whole (the
+    farm's own commands, git's listings)."""
     args = [os.fspath(a) for a in argv]
     full_env = (dict(os.environ, **env) if env else None) if inherit else dict(env or {})
     try:
@@ -53,11 +62,13 @@ def run(
             with open(fd, "ab") as out:
                 out.write(f"$ {shlex.join(args)}\n".encode())
                 out.flush()
-                proc = _run(args, cwd, full_env, input, timeout, preexec, watch, on_start, out,
-                            subprocess.STDOUT)
+                sink = Capped(out, max(0, LOG_CAP - os.fstat(fd).st_size), what=str(log))
+                proc = _run(args, cwd, full_env, input, timeout, preexec, watch, on_start, (sink,))
+        elif cap is not None:
+            proc = _run(args, cwd, full_env, input, timeout, preexec, watch, on_start,
+                        (Capped(None, cap), Capped(None, cap)))
         else:
-            proc = _run(args, cwd, full_env, input, timeout, preexec, watch, on_start, subprocess.PIPE,
-                        subprocess.PIPE)
+            proc = _run(args, cwd, full_env, input, timeout, preexec, watch, on_start, None)
     except FileNotFoundError as exc:
         raise InfraError(f"{what or args[0]}: command not found: {args[0]}") from exc
     except (subprocess.TimeoutExpired, _OverLimit) as exc:
@@ -67,106 +78,31 @@ def run(
                        f"(killed with everything it started): {shlex.join(shown)[:300]}"
                        + (f"\nlast lines of {log}:\n{tail(log, 10)}" if log else "")) from None
     if proc.returncode != 0 and check:
-        detail = ""
-        if log is not None:
-            detail = f"\nlast lines of {log}:\n" + tail(log, 15)
-        else:
-            detail = "\n" + (proc.stderr or proc.stdout or b"").decode(errors="replace")[-2000:]
-        shown = args
-        if args[0] == "bwrap" and "--" in args:    # the command, not the sandbox around it
-            shown = args[args.index("--") + 1:]
-        sandboxed = " (in the sandbox)" if shown is not args else ""
-        full = ""
-        if "No space left on device" in detail or "Disk quota exceeded" in detail:
-            full = DISK_FULL
-        raise InfraError(f"{full}{what or args[0]} failed (exit {proc.returncode}){sandboxed}: "
-                         f"{shlex.join(shown)}{detail}")
+        raise _failed(args, proc, log, what)
     return proc
+
+
+def _failed(args: list[str], proc: subprocess.CompletedProcess[bytes], log: Path | None,
+            what: str) -> InfraError:
+    """The error of a command that exited non-zero, with its last lines."""
+    if log is not None:
+        detail = f"\nlast lines of {log}:\n" + tail(log, 15)
+    else:
+        detail = "\n" + (proc.stderr or proc.stdout or b"").decode(errors="replace")[-2000:]
+    shown = args
+    if args[0] == "bwrap" and "--" in args:    # the command, not the sandbox around it
+        shown = args[args.index("--") + 1:]
+    sandboxed = " (in the sandbox)" if shown is not args else ""
+    full = ""
+    if "No space left on device" in detail or "Disk quota exceeded" in detail:
+        full = DISK_FULL
+    return InfraError(f"{full}{what or args[0]} failed (exit {proc.returncode}){sandboxed}: "
+                      f"{shlex.join(shown)}{detail}")
 
 
 DISK_FULL = ("disk full: free space where the cache is ($FOLIOFARM_CACHE, default "
              "~/.cache/foliofarm) or point FOLIOFARM_CACHE at a larger disk, and run "
              "again (what was finished is kept). ")
-
-
-class _OverLimit(Exception):
-    """A watched command went over a limit (the message names it)."""
-
-
-WATCH_EVERY = 5.0
-
-
-def _run(args: list[str], cwd: Path | None, env: dict[str, str] | None, input: bytes | None,
-         timeout: float | None, preexec: Callable[[], None] | None,
-         watch: Callable[[], str] | None, on_start: Callable[[int], None] | None,
-         stdout: Any, stderr: Any) -> subprocess.CompletedProcess[bytes]:
-    """subprocess.run, but a timeout (or ``watch`` naming a limit) kills the
-    command's whole process group; ``on_start`` is told its pid."""
-    own_group = timeout is not None or watch is not None
-    deadline = None if timeout is None else time.monotonic() + timeout
-    with subprocess.Popen(args, cwd=cwd, env=env, stdout=stdout, stderr=stderr,
-                          stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
-                          start_new_session=own_group, preexec_fn=preexec) as proc:
-        if on_start is not None:
-            on_start(proc.pid)
-        try:
-            while True:
-                left = None if deadline is None else max(0.0, deadline - time.monotonic())
-                step = left if watch is None else min(WATCH_EVERY, left if left is not None else WATCH_EVERY)
-                try:
-                    out, err = proc.communicate(input, timeout=step)
-                    break
-                except subprocess.TimeoutExpired:
-                    input = None        # communicate() sent it on the first call
-                    if deadline is not None and time.monotonic() >= deadline:
-                        raise
-                    if watch is not None and (why := watch()):
-                        raise _OverLimit(why) from None
-        except BaseException:
-            if own_group:
-                # bwrap --new-session puts the command in a session of its own:
-                # what the group kill misses is killed by the process tree
-                kill_descendants(proc.pid)
-                kill_group(proc.pid)
-            proc.kill()
-            proc.wait()
-            raise
-    return subprocess.CompletedProcess(args, proc.returncode, out, err)
-
-
-def kill_group(pgid: int | None) -> None:
-    """SIGKILL a process group (a command started in a session of its own)."""
-    if not pgid:
-        return
-    try:
-        os.killpg(pgid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
-def descendants(pid: int) -> list[int]:
-    """Every process below ``pid`` (its children, theirs, ...), from /proc."""
-    children: dict[int, list[int]] = {}
-    for stat_file in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            text = stat_file.read_text()
-        except OSError:
-            continue
-        fields = text[text.rindex(")") + 2:].split()
-        children.setdefault(int(fields[1]), []).append(int(stat_file.parent.name))
-    out, todo = [], [pid]
-    while todo:
-        for c in children.get(todo.pop(), []):
-            out.append(c)
-            todo.append(c)
-    return out
-
-
-def kill_descendants(pid: int) -> None:
-    """SIGKILL everything ``pid`` started, and what that started."""
-    for c in descendants(pid):
-        with suppress(ProcessLookupError, PermissionError):
-            os.kill(c, signal.SIGKILL)
 
 
 def deadline(seconds: float, said: Callable[[], None]) -> threading.Timer:
@@ -300,15 +236,15 @@ class StagingDir:
         self.tmp = final.with_name(f".{final.name}.{threading.get_ident()}.tmp-{os.getpid()}")
 
     def __enter__(self) -> Path:
-        shutil.rmtree(self.tmp, ignore_errors=True)
+        remove_tree(self.tmp)
         self.tmp.mkdir(parents=True)
         return self.tmp
 
     def __exit__(self, exc_type, exc, tb) -> None:
         if exc_type is None and (self.replace or not self.final.is_dir()):  # a reader may be in it
-            shutil.rmtree(self.final, ignore_errors=True)
+            remove_tree(self.final)
             os.rename(self.tmp, self.final)
-        shutil.rmtree(self.tmp, ignore_errors=True)
+        remove_tree(self.tmp)
 
 
 def clean_stale_staging(parent: Path) -> None:
@@ -318,13 +254,19 @@ def clean_stale_staging(parent: Path) -> None:
     if parent.is_dir():
         for p in parent.glob(".*.tmp-*"):
             if not pid_alive(p.name.rsplit("-", 1)[-1]):
-                shutil.rmtree(p, ignore_errors=True)
+                remove_tree(p)
 
 
-def tmp_dir(kind: str) -> tempfile.TemporaryDirectory:
-    """A temporary directory named after this process: removed on the way out,
-    and by the next run's clean_stale_tmp() if this process was killed."""
-    return tempfile.TemporaryDirectory(prefix=f"foliofarm-{os.getpid()}-{kind}-")
+@contextmanager
+def tmp_dir(kind: str) -> Iterator[str]:
+    """A temporary directory named after this process: removed on the way out
+    (bounded.remove_tree: whatever a sandboxed command left in it), and by the
+    next run's clean_stale_tmp() if this process was killed."""
+    d = tempfile.mkdtemp(prefix=f"foliofarm-{os.getpid()}-{kind}-")
+    try:
+        yield d
+    finally:
+        remove_tree(d)
 
 
 def clean_stale_tmp() -> list[Path]:
@@ -334,7 +276,7 @@ def clean_stale_tmp() -> list[Path]:
     for p in Path(tempfile.gettempdir()).glob("foliofarm-*-*"):
         pid = p.name.split("-")[1]
         if pid.isdigit() and not pid_alive(pid):
-            shutil.rmtree(p, ignore_errors=True)
+            remove_tree(p)
             gone.append(p)
     return gone
 
@@ -384,8 +326,9 @@ class ConsoleLog:
         self.console = console
 
     def __call__(self, msg: str, style: str | None = None) -> None:
-        from rich.text import Text
-        self.console.log(Text(msg, style=style or ""), _stack_offset=2)
+        from foliofarm import shown
+        # a Subject, a compiler's line, a guest's: their escapes shown, never sent
+        self.console.log(shown.rich_text(msg, style or ""), _stack_offset=2)
 
 
 def no_status(message: str) -> nullcontext[None]:
@@ -396,4 +339,5 @@ def no_status(message: str) -> nullcontext[None]:
 def say(message: str) -> None:
     """A line for the person at the terminal, on standard error (waiting for a
     lock another run holds)."""
-    print(message, file=sys.stderr)
+    from foliofarm import shown
+    print(shown.terminal(message), file=sys.stderr)

@@ -25,7 +25,7 @@ BUDGET_S = float(os.environ.get("FOLIOFARM_TEST_BUDGET_S", 44 * 60))
 GATED_ORDER = ("test_mutants", "test_last_part", "test_touched_runs", "test_mm_selftests",
                "test_negative_controls", "test_faults",
                "test_reproducer_runs", "test_bisect", "test_series_runs", "test_lab_runs",
-               "test_concurrent_runs", "test_vng", "test_debug_variant", "test_kernel_612")
+               "test_concurrent_runs", "test_vng", "test_debug_variant", "test_coverage_runs", "test_kernel_612")
 
 
 def pytest_configure(config):

@@ -9,13 +9,14 @@ from __future__ import annotations
 import gzip
 import json
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from foliofarm.errors import InfraError
 from foliofarm.run import child
-from foliofarm.selfcheck import bench, series_runs
+from foliofarm.selfcheck import areas, bench, series_runs
 from foliofarm.selfcheck.series_runs import Timed
 
 DOC = Path(__file__).parent / "data" / "results" / "benign-series-7.3.json.gz"
@@ -97,3 +98,88 @@ def test_a_run_killed_by_a_signal_is_not_kept_and_the_bench_stops(tmp_path):
         series_runs.save(path, "7.3", base, runs)
     again, more, lost = series_runs.load(path, "7.3")
     assert again is not None and [r.seconds for r in more] == [2020.0, 2030.0]
+
+
+# -- the area series (selfcheck/areas.py) ------------------------------------------
+
+STRUCT = Path(__file__).parent / "data" / "results" / "struct-field-4k-7.3.json.gz"
+REACHED = Path(__file__).parent / "data" / "results" / "reached-series-7.3.json.gz"
+
+
+def area_run(tmp_path: Path, name: str, doc: Path, seconds: float) -> Timed:
+    folder = tmp_path / name
+    folder.mkdir()
+    (folder / "results.json").write_bytes(gzip.decompress(doc.read_bytes()))
+    return Timed(seconds, 0, child.read_back(folder), folder)
+
+
+def test_an_area_run_says_what_each_page_size_ran_and_why(tmp_path):
+    """Read back from two real runs: the mremap mutant with selection on 4K
+    (2 selftests reached, 7 not) and struct-field.mbox (a header: every
+    selftest, with the reason)."""
+    sel = areas.entry(area_run(tmp_path, "mremap", REACHED, 300.0))
+    assert sel["selected"]["4k"]["ran"] == 2 and sel["selected"]["4k"]["not_reached"] == 7
+    assert sel["incremental_build_seconds"] == {"4k": 57.8}
+    assert sel["own_cpu_seconds"] == 0 and sel["guest_cpu_seconds"] == pytest.approx(318.5, abs=0.1)
+    every = areas.entry(area_run(tmp_path, "struct", STRUCT, 510.0))
+    assert every["selected"]["4k"]["everything"].startswith("mm/internal.h: not a C file")
+    assert every["own_cpu_seconds"] > 0 and every["verdicts"]["pass"] == 15
+
+
+def test_area_figures_are_medians_kept_and_read_back(tmp_path, monkeypatch):
+    """bench-areas.json keeps each run as it ends; a run whose folder is gone
+    is dropped (made again); the figures are the medians, selection against all."""
+    monkeypatch.setattr(areas.patches, "areas", lambda: [{"name": "khugepaged", "area": "mm/khugepaged.c"}])
+    done = {"khugepaged reached": [areas.entry(area_run(tmp_path, f"r{i}", REACHED, s))
+                                   for i, s in enumerate((300.0, 280.0, 320.0))],
+            "khugepaged all": [areas.entry(area_run(tmp_path, f"a{i}", STRUCT, s))
+                               for i, s in enumerate((700.0, 650.0))]}
+    path = tmp_path / areas.FILE
+    path.write_text(json.dumps({"kernel": "7.3", "runs": done}))
+    shutil.rmtree(tmp_path / "a1")
+    kept = areas.load(path)
+    assert len(kept["khugepaged reached"]) == 3 and len(kept["khugepaged all"]) == 1
+    f = areas.area_figures(kept, 2)["khugepaged"]
+    json.dumps(f, allow_nan=False)
+    assert f["reached"]["seconds"] == 300.0 and f["reached"]["runs_seconds"] == [300.0, 280.0, 320.0]
+    assert f["reached"]["ratio_to_target"] == 1.0 and f["all"]["seconds"] == 700.0
+    assert f["all_over_reached"] == round(700.0 / 300.0, 2)
+    assert f["reached"]["own_limit_seconds"] == 57.8       # its one build; no own boot
+    path.write_text("{")
+    with pytest.raises(InfraError, match="remove it to bench the areas from the start"):
+        areas.load(path)
+
+
+@pytest.mark.integration          # Debian's 7.3 source, fetched once
+def test_each_area_series_changes_one_function_and_compiles_anew(tmp_path):
+    """Each area series, made against Debian's 7.3 as shipped, applies with
+    git and changes exactly the function it names as selection sees it (its
+    unique comment line is inert); two makings differ, so ccache cannot answer."""
+    from foliofarm.coverage import reach
+    from foliofarm.intake import source
+    from foliofarm.paths import cache_dir
+    tree = source.resolve("debian:7.3", cache_dir()).tree
+    want = {"khugepaged": "collapse_max_ptes_none", "contpte": "contpte_set_ptes"}
+    for row in areas.patches.areas():
+        if row.get("series"):
+            continue
+        one = areas.patches.unique_area_patch(tree, row, tmp_path / row["name"] / "1")
+        two = areas.patches.unique_area_patch(tree, row, tmp_path / row["name"] / "2")
+        assert one.read_text() != two.read_text()
+        before, _ = areas.patches.rewritten(tree, row)
+        work = tmp_path / row["name"] / "tree"
+        (work / row["file"]).parent.mkdir(parents=True)
+        (work / row["file"]).write_text(before)
+        subprocess.run(["git", "init", "-q", str(work)], check=True)
+        subprocess.run(["git", "-C", str(work), "apply", str(one)], check=True)
+        after = (work / row["file"]).read_text()
+        diff = one.read_text().split("\ndiff --git", 1)[1]
+        ch = reach.change(reach.parse_diff("diff --git" + diff), lambda p: before, lambda p: after)
+        assert not ch.unseen and {f.name for f in ch.functions} == {want[row["name"]]}, ch
+
+
+def test_an_area_run_gives_the_planners_16_core_figure_from_its_own_parts(tmp_path):
+    """The mremap run's parts (a 4K page part of 291 CPU s) bound a 16-core host."""
+    e = areas.entry(area_run(tmp_path, "mremap", REACHED, 300.0))
+    assert e["planned_16_cores_bound_seconds"] is not None
+    assert e["planned_16_cores_seconds"] >= e["planned_16_cores_bound_seconds"] > 100

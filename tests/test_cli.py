@@ -78,6 +78,9 @@ def test_the_checks_page_has_the_guarded_figures_table_as_the_data_says():
     ("series dir of non-patches", ["run", "--series", "{dir}"], "has no .patch/.diff/.mbox"),
     ("series fifo", ["run", "--series", "{fifo}"], "is not a file, a directory or a git range"),
     ("series not a patch", ["run", "--series", "{file}"], "is not an mbox, a mail or a diff"),
+    ("coverage without a series", ["run", "--coverage"], "--coverage measures which of a series' lines ran"),
+    ("coverage with another variant", ["run", "--coverage", "--variant", "debug", "--series",
+                                       "examples/series/benign.mbox"], "drop --variant debug"),
 ])
 def test_bad_option_values_exit_2_and_say_what_to_fix(case, argv, msg, tmp_path, capsys):
     """Each option's bad value: exit 2 before anything is built, with what to fix."""

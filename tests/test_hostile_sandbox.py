@@ -206,6 +206,18 @@ LIMITED = [
      ["FF_FILL := $(shell head -c 256M /dev/zero 2>&1 > /tmp/ff-fill || echo full)",
       "$(if $(FF_FILL),$(error FF /tmp: $(FF_FILL)))"],
      "filled its /tmp"),
+    # 300,000 empty files: a limit of inodes (a file system of its own as root,
+    # counted by the walk as a user); the C file's object cannot be written
+    ("inodes", {"FOLIOFARM_SERIES_INODES": "20000"},
+     ["$(shell mkdir -p $(objtree)/ffbomb && cd $(objtree)/ffbomb && seq 1 300000 | xargs touch "
+      ">/dev/null 2>&1)"],
+     "files and directories"),
+    # five 2 GB files, unlinked and held open by processes left running: no
+    # walk finds them; the file system (root) or the disk's free space (a user) does
+    ("unlinked", {"FOLIOFARM_SERIES_DISK_MB": "1024"},
+     ["$(shell for i in 1 2 3 4 5; do (exec 3>$(objtree)/ffbig$$i; rm -f $(objtree)/ffbig$$i; "
+      "head -c 2G /dev/zero >&3; sleep 1000) >/dev/null 2>&1 & done; sleep 20)"],
+     "MB of disk"),
 ]
 
 
@@ -214,14 +226,29 @@ def test_a_build_over_a_total_is_stopped_with_its_reason(tmp_path, tree, name, e
     if name == "allocates" and not cgroups.available():   # without one, per process only
         pytest.skip(f"no cgroup for the farm on this host: {cgroups.why_not()}")
     box = tmp_path / f"{name}.mbox"
-    box.write_text(mail(tree, f"mm: a series that {name}", makefile(tree, *lines)))
+    changes = makefile(tree, *lines)
+    # a C file changed too: its object is written after the Makefile's functions ran
+    changes["mm/mempool.c"] = base_file(tree, "mm/mempool.c") + f"\n/* foliofarm: {name} */\n"
+    box.write_text(mail(tree, f"mm: a series that {name}", changes))
     rc, doc, err = farm(tmp_path, box, env=env)
     assert rc == 1, err[-3000:]
     k = series_kernel(doc)
     assert k["build_failed"] and said in k["error"], k["error"][-2000:]
+    if name == "inodes":        # the limit named, not "disk or inodes"
+        assert "MB of disk" not in k["error"].split("\n")[0], k["error"][:600]
     left = subprocess.run(["pgrep", "-f", "sleep 1000|time.sleep\\(600\\)"], capture_output=True,
                           text=True).stdout.split()
     assert left == [], f"the build's processes were left running: {left}"
+    # the series' copy is gone with its file system; nothing of it is mounted
+    pid = doc["run_id"].rsplit("-", 1)[-1]          # a run's id ends with its process id
+    assert not list((cache_dir() / "build" / "series").glob(f"*-{pid}"))
+    # nothing of the cache lost: the base's kernel whole, as it was published
+    from foliofarm.util import file_digest
+    [base] = [k for k in doc["kernels"] if k["side"] == "base"]
+    art = Path(base["artifacts"])
+    sealed = json.loads((art / "build.json").read_text())["sha256"]
+    assert sealed and all(file_digest(art / f) == d for f, d in sealed.items())
+    assert "/build/series/" not in Path("/proc/self/mountinfo").read_text()
 
 
 def test_qemu_runs_confined_under_seccomp_its_own_uid_and_an_empty_root(tmp_path):

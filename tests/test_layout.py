@@ -26,11 +26,11 @@ LEVELS: dict[str, int] = {
     # lava beside boot: a lab's client, its jobs and its boots, one of the
     # booters of boot/protocol.py that measuring calls
     "boot": 5, "disks": 5, "lava": 5,
-    "kernel": 4, "report": 4,
+    "kernel": 4, "report": 4, "coverage": 4,
     "intake": 3, "judge": 3,
     "results": 2,
     "util": 1, "matrix": 1, "errors": 1, "paths": 1, "datafiles": 1, "locks": 1,
-    "hosttools": 1, "sandbox": 1, "cgroups": 1, "beneath": 1, "kept": 1,
+    "hosttools": 1, "sandbox": 1, "cgroups": 1, "beneath": 1, "kept": 1, "shown": 1, "bounded": 1, "proc": 1,
 }
 
 
@@ -171,8 +171,8 @@ def test_no_cache_key_is_made_from_a_module_path():
 # beside a run (watch, lava) and the farm's own self-checks (selfcheck) too.
 TOP_LEVEL = {"__init__", "__main__",
              "errors", "paths", "util", "locks", "sandbox", "cgroups", "beneath", "matrix", "datafiles",
-             "hosttools", "kept"}
-STAGES = {"cli", "intake", "kernel", "boot", "disks", "measure", "judge", "report", "results", "run",
+             "hosttools", "kept", "shown", "bounded", "proc"}
+STAGES = {"cli", "intake", "kernel", "boot", "disks", "measure", "judge", "report", "results", "run", "coverage",
           "selfcheck", "watch", "lava"}
 
 

@@ -143,9 +143,9 @@ def test_a_series_build_that_fills_the_disk_is_stopped(tmp_path, monkeypatch):
     killed with the reason."""
     from foliofarm.errors import TimedOut
     from foliofarm.kernel import untrusted
-    from foliofarm import util
+    from foliofarm import proc, util
     monkeypatch.setattr(untrusted, "SERIES_DISK_MB", 8)
-    monkeypatch.setattr(util, "WATCH_EVERY", 0.5)
+    monkeypatch.setattr(proc, "WATCH_EVERY", 0.5)
     out = tmp_path / "bdir"
     out.mkdir()
     watch = untrusted.DiskWatch(out, 0, every=0)
@@ -281,7 +281,7 @@ def test_a_command_that_forks_without_end_is_stopped(monkeypatch, how):
     everything the command started together, and the reason is said. Where
     the host gives no cgroup, the sandbox's tasks are counted and it is
     stopped at the limit all the same."""
-    from foliofarm import cgroups, util
+    from foliofarm import cgroups, proc, util
     from foliofarm.errors import TimedOut
     if how == "cgroup":
         cgroups_or_skip()
@@ -289,7 +289,7 @@ def test_a_command_that_forks_without_end_is_stopped(monkeypatch, how):
         monkeypatch.setenv("FOLIOFARM_CGROUPS", "off")
         cgroups._hierarchies.cache_clear()
         assert not cgroups.available()
-    monkeypatch.setattr(util, "WATCH_EVERY", 0.5)
+    monkeypatch.setattr(proc, "WATCH_EVERY", 0.5)
     with pytest.raises(TimedOut, match="limit of 32 tasks"):
         sandbox.run(["sh", "-c", "while :; do sleep 600 & done"],
                     limits=sandbox.Limits(seconds=120, tasks=32))

@@ -211,6 +211,23 @@ def test_interrupted_run_is_recovered(tree, tmp_path):
     assert snapshot(tree) == before
 
 
+def test_a_killed_git_s_index_lock_is_removed_only_in_the_farm_s_own_tree(tree, tmp_path, capsys):
+    """A run killed mid-git leaves .git/index.lock: in a tree of the farm's
+    cache (held exclusively) the next series run removes it and says so; in
+    a tree of the user's it is left (their own git may be running there)."""
+    from foliofarm.errors import FarmError
+    ser = series.load(str(two_patch_series(tree, tmp_path / "s")))
+    lock = tree.tree / ".git" / "index.lock"
+    lock.write_text("")
+    with pytest.raises(FarmError, match="index.lock"):
+        with apply.applied(tree, ser, cache=tmp_path / "elsewhere"):
+            pass
+    assert lock.exists()
+    with apply.applied(tree, ser, cache=tmp_path) as ap:
+        assert len(ap.commits) == 2
+    assert not lock.exists() and "left by a git killed with an earlier run" in capsys.readouterr().err
+
+
 def test_debian_tree_left_mid_series_is_built_as_base(tree, tmp_path, capsys):
     """A run killed with a series applied leaves the farm's own Debian tree on the
     work branch, mid `git am`, or with edits: resolving it again restores `base`,

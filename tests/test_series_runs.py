@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from foliofarm import shown
 from foliofarm.intake import apply, source
 from foliofarm.judge import catalogue
 from foliofarm.cli import main
@@ -94,6 +95,8 @@ def test_series_that_does_not_build_names_the_first_broken_commit(tmp_path, read
     assert "mm/filemap.c:" in each[1]["errors"] and "error: implicit declaration" in each[1]["errors"]
     assert {r["verdict"] for r in doc["verdicts"]} == {"build-broken"}
     md = (tmp_path / doc["run_id"] / "report.md").read_text()
-    assert "First commit that does not build: 2 'mm/filemap: give the mmap_miss helper a ra_ prefix'" in md
+    # as Markdown shows it: the subject's "ra_ " escaped
+    assert shown.markdown("First commit that does not build: 2 'mm/filemap: give the mmap_miss helper "
+                          "a ra_ prefix'") in md
     assert reads_back(tmp_path / doc["run_id"])["each_commit"] == doc["each_commit"]
     assert apply.tree_snapshot(tree) == before

@@ -1,6 +1,7 @@
 """What a guest says about itself as it comes up (rootfs/banner): its
 kernel and page size, whether the probe module loaded, which disk is mounted
-where, its swap, NUMA nodes and CPUs; read whole lines only."""
+where, its swap, NUMA nodes and CPUs, whether it is a coverage kernel (gcov);
+read whole lines only."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ def normalise(text: str) -> str:
 BANNER_LINE = re.compile(
     r"FOLIOFARM (?:probe (?P<probe>loaded|FAILED)|outbox (?P<outbox>vd[a-z]+)"
     r"|mounted (?P<serial>[\w-]+) (?P<dev>vd[a-z]+)|mount FAILED (?P<failed>[\w-]+) vd[a-z]+"
+    r"|gcov (?P<gcov>yes)"
     r"|swap (?P<swap>vd[a-z]+) (?P<swap_kb>\d+)"
     r"|nodes (?P<nodes>[\d,-]+) cpus (?P<cpus>[\d,-]+)"
     r"|kernel (?P<uname>\S+) page_size (?P<page>\d+))")
@@ -49,6 +51,8 @@ def parse(text: str) -> tuple[dict[str, str], bool]:
             out[f"mount:{m['serial']}"] = m["dev"]
         elif m["failed"]:
             out[f"mount:{m['failed']}"] = "FAILED"
+        elif m["gcov"]:
+            out["gcov"] = m["gcov"]
         elif m["swap"]:
             out["swap"] = f"{m['swap']} {m['swap_kb']} kB"
         elif m["nodes"]:

@@ -8,8 +8,6 @@ GuestError with the console excerpt, never a hang of the farm."""
 
 from __future__ import annotations
 
-import base64
-import gzip
 import hashlib
 import re
 import secrets
@@ -24,7 +22,9 @@ from foliofarm import cgroups, sandbox
 from foliofarm.boot import banner, priority, splat
 from foliofarm.boot.qemu import guest_totals
 from foliofarm.boot.banner import READY, normalise
+from foliofarm.boot import transfer
 from foliofarm.boot.deadline import Deadline
+from foliofarm.boot.transfer import DUMP_CAP, OverCap  # noqa: F401 - the session's callers name them here
 from foliofarm.errors import GuestError
 
 # After a lockup or hung-task report, how long the command in flight still gets.
@@ -89,7 +89,7 @@ class GuestSession:
         self.boot_timeout = boot_timeout
         self.child: pexpect.spawn | None = None
         self._log: TextIO | None = None
-        self._scanned = 0          # offset in the log text up to which splats were taken
+        self._scanned = 0          # offset in the log file up to which splats were taken
         self.splats: list[splat.Splat] = []
         self.boot_seconds = 0.0
         self.banner: dict[str, str] = {}
@@ -214,48 +214,13 @@ class GuestSession:
         self.history.append(result)
         return result
 
-    def read_file(self, path: str, timeout: float = 120) -> str:
-        """A guest file's text, checked against its md5sum in the guest. It
-        crosses the outbox disk where the guest has one (dumps run to megabytes;
-        the serial console carries a few hundred kB a second under TCG), else the
-        console, gzip'd and base64'd."""
-        dev = self.banner.get("outbox")
-        if self.outbox is not None and dev:
-            text = self._read_via_outbox(path, dev, timeout)
-            if text is not None:
-                return text
-        return self._read_via_console(path, timeout)
+    def read_file(self, path: str, timeout: float = 120, limit: int = DUMP_CAP) -> str:
+        """A guest file's text, at most ``limit`` bytes (boot/transfer.py)."""
+        return transfer.read_file(self, path, timeout, limit)
 
-    def _read_via_outbox(self, path: str, dev: str, timeout: float) -> str | None:
-        """The file written raw from the start of the outbox disk, flushed to
-        it before the host reads; None where it does not fit (then the console)."""
-        assert self.outbox is not None
-        res = self.run(f"dd if={path} of={self.device_dir}/{dev} bs=1M conv=fsync 2>/dev/null "
-                       f"&& stat -c %s {path} && md5sum {path}", timeout)
-        words = res.output.split()
-        if res.status != 0 or len(words) < 2 or not words[0].isdigit():
-            return None
-        size, digest = int(words[0]), words[1]
-        with open(self.outbox, "rb") as f:
-            data = f.read(size)
-        if len(data) != size or hashlib.md5(data).hexdigest() != digest:
-            raise GuestError(f"{path}: outbox transfer corrupted ({len(data)} of {size} bytes, "
-                             "md5 mismatch)", res.output[-2000:])
-        return data.decode()
-
-    def _read_via_console(self, path: str, timeout: float) -> str:
-        res = self.run(f"gzip -1 -c {path} | base64", timeout)
-        if res.status != 0:
-            raise GuestError(f"cannot read {path} in the guest (exit {res.status})", res.output[-2000:])
-        digest = self.run(f"md5sum {path}", 30).output.split()
-        try:
-            text = gzip.decompress(base64.b64decode(res.output, validate=False)).decode()
-        except (ValueError, OSError, EOFError) as exc:
-            raise GuestError(f"{path}: console transfer corrupted ({exc}); kernel messages "
-                             "may have interleaved with it", res.output[-2000:]) from exc
-        if not digest or hashlib.md5(text.encode()).hexdigest() != digest[0]:
-            raise GuestError(f"{path}: console transfer corrupted (md5 mismatch)", text[-2000:])
-        return text
+    def read_bytes(self, path: str, timeout: float = 120, limit: int = DUMP_CAP) -> bytes:
+        """A guest file's bytes, at most ``limit`` (boot/transfer.py)."""
+        return transfer.read_bytes(self, path, timeout, limit)
 
     # -- internals -----------------------------------------------------------------
     def _expect_marker(self, marker: str, deadline: Deadline, what: str,
@@ -369,22 +334,19 @@ class GuestSession:
         except OSError:
             return ""
 
-    def _log_text(self) -> str:
-        if self._log is not None:
-            self._log.flush()
-        return normalise(self.console_log.read_text(encoding="utf-8", errors="replace"))
-
     def _take_splats(self) -> list[splat.Splat]:
-        text = self._log_text()
-        # rescan a little before the last offset: a report may straddle two reads
+        # what the log holds since the last scan, and a little before it (a
+        # report may straddle two reads): never the whole log again (a flood
+        # takes it to CONSOLE_CAP a command)
         start = max(0, self._scanned - 400)
+        text = self.console_since(start, limit=CONSOLE_CAP + (1 << 20))
         found: list[splat.Splat] = []
-        for s in splat.scan(text[start:]):
+        for s in splat.scan(text):
             # one report, seen on the console and again in the kernel log lines
             # read after the command, is one report
             if not any(s.line == o.line for o in [*self.splats, *found]):
                 found.append(s)
-        self._scanned = len(text)
+        self._scanned = self.console_mark()
         self.splats.extend(found)
         return found
 
@@ -394,7 +356,7 @@ class GuestSession:
         panic it ends in), else the fatal report's lines (the panic, not an
         earlier WARN), else the console's tail."""
         fatal = [s for s in self.splats if splat.is_fatal([s])]
-        tail = "\n".join([ln for ln in normalise(self._log_text()).split("\n") if ln.strip()][-lines:])
+        tail = "\n".join([ln for ln in self.console_since(0, limit=1 << 20).split("\n") if ln.strip()][-lines:])
         if fatal and fatal[-1].line not in tail:
             return fatal[-1].excerpt
         return tail

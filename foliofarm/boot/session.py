@@ -20,8 +20,8 @@ from typing import Any, Callable, Iterator
 
 from foliofarm import matrix
 from foliofarm.errors import GuestError
-from foliofarm.boot import priority, splat
-from foliofarm.boot.console import CommandResult, GuestSession
+from foliofarm.boot import gcov, priority, splat
+from foliofarm.boot.console import DUMP_CAP, CommandResult, GuestSession, OverCap
 from foliofarm.boot.qemu import SELFTESTS, THPMAPS, Machine
 from foliofarm.judge.measurement import Measurement, error
 from foliofarm.results.schema import BootEntry
@@ -115,7 +115,10 @@ def _measure(g: GuestSession, cell: Cell, chk: Check, timeout: float) -> Measure
     if (ended := without_dump(res.output, res.status)) is not None:
         return Measurement(kind=ended[0], reason=ended[1], ktap=res.output, seconds=round(res.seconds, 2))
     t0 = time.monotonic()
-    text = g.read_file(fmt["dump"])
+    try:        # at most its row's dump_kb: a dump the program (or what it left) made huge is an error
+        text = g.read_file(fmt["dump"], limit=int(chk.options.get("dump_kb", DUMP_CAP >> 10)) << 10)
+    except OverCap as exc:
+        return error(str(exc), ktap=res.output, seconds=round(res.seconds, 2))
     return Measurement(kind=Kind.DUMP, ktap=res.output, seconds=round(res.seconds, 2), dump=text,
                        transfer_seconds=round(time.monotonic() - t0, 2))
 
@@ -222,6 +225,7 @@ class BootPlan:
     fs: str | None = None               # what its boots are named for, if not the pairs' filesystems
     tree: bool = False                  # the tree's checks: the guest yields to the own checks' (priority.py)
     claim: bool = False                 # a race part: the other tree guests yield to it
+    coverage: bool = False              # a coverage kernel's: its gcov counters brought home (gcov.py)
     session: type[GuestSession] = GuestSession   # the console tests' stand-in guest subclasses it
 
     def console_log(self, attempt: int) -> Path:
@@ -300,7 +304,7 @@ def run_checks(g: GuestSession, boots: BootPlan, pending: list[tuple[Cell, Check
         mark = g.console_mark()
         try:
             with status(f"{cell.id}: {chk.name}") if status else nullcontext():
-                m = measure(g, cell, paced(chk, boots.pace, g), timeout)
+                m = measured(g, boots, cell, chk, timeout, boot.attempt)
         except GuestError as exc:
             # kind "crash": the kernel hung or panicked (a verdict on the
             # kernel); "error": the farm lost the guest otherwise.
@@ -316,6 +320,23 @@ def run_checks(g: GuestSession, boots: BootPlan, pending: list[tuple[Cell, Check
             return
         pending.pop(0)
         yield cell, chk, m
+
+
+def measured(g: GuestSession, boots: BootPlan, cell: Cell, chk: Check, timeout: float,
+             attempt: int) -> Measurement:
+    """One check measured; in a coverage kernel's guest, what it executed
+    brought home beside the run (boot/gcov.py): a farm check's counters from
+    zero, the selftests' one test at a time (their driver saves each)."""
+    if not (boots.coverage and gcov.on(g)):     # the run's coverage kernel, not a guest's say-so
+        return measure(g, cell, paced(chk, boots.pace, g), timeout)
+    own = chk.tree != "selftests"
+    if own:
+        gcov.reset(g)
+    m = measure(g, cell, paced(chk, boots.pace, g), timeout)
+    if own:
+        gcov.save(g, f"ck-{len(g.history)}", chk.name)
+    gcov.fetch(g, gcov.where(boots.log_stem, attempt), cell, chk.name)
+    return m
 
 
 # The most a selftest's deadline is stretched (paced): a test that hangs on an

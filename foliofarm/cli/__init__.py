@@ -10,8 +10,8 @@ import argparse
 import errno
 import sys
 
-from foliofarm import matrix
-from foliofarm.cli import (cmd_bisect, cmd_kcidb, cmd_lava, cmd_list, cmd_report, cmd_run, cmd_selfcheck,
+from foliofarm import matrix, shown
+from foliofarm.cli import (cmd_bisect, cmd_coverage, cmd_kcidb, cmd_lava, cmd_list, cmd_report, cmd_run, cmd_selfcheck,
                            cmd_shell, cmd_watch)
 from foliofarm.cli.cmd_list import figures_table
 from foliofarm.cli.options import default_tree_guests
@@ -20,7 +20,8 @@ from foliofarm.paths import ROOT
 
 __all__ = ["main", "parser", "figures_table", "default_tree_guests"]
 
-COMMANDS = (cmd_run, cmd_list, cmd_shell, cmd_report, cmd_bisect, cmd_watch, cmd_kcidb, cmd_lava, cmd_selfcheck)
+COMMANDS = (cmd_run, cmd_list, cmd_shell, cmd_report, cmd_bisect, cmd_coverage, cmd_watch, cmd_kcidb, cmd_lava,
+            cmd_selfcheck)
 INTERRUPTED = ("interrupted; results so far are in the results folder", 3)
 
 
@@ -63,17 +64,17 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.func(args, argv)
     except FarmError as exc:
-        print(f"{args.prefix}: {exc}", file=sys.stderr)
+        print(f"{args.prefix}: {shown.terminal(exc)}", file=sys.stderr)
         return exc.exit_status
     except KeyboardInterrupt:
         said, code = args.interrupted
-        print(f"{args.prefix}: {said}", file=sys.stderr)
+        print(f"{args.prefix}: {shown.terminal(said)}", file=sys.stderr)
         return code
     except OSError as exc:
         if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
             raise
         where = exc.filename or "the results folder or the cache"
-        print(f"{args.prefix}: disk full writing {where}: free space there (or choose another "
+        print(f"{args.prefix}: disk full writing {shown.terminal(where)}: free space there (or choose another "
               "--results / FOLIOFARM_CACHE) and run again; what was written before is kept, "
               "and the next run redoes what this one could not finish", file=sys.stderr)
         return 3

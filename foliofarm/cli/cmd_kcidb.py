@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from foliofarm.shown import terminal
 from foliofarm.errors import UsageError
 from foliofarm.report.kcidb import ORIGIN, TOKEN_ENV, convert, read, submit
 from foliofarm.util import write_atomic
@@ -36,6 +37,6 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
     else:
         sys.stdout.write(text)
     if args.submit:
-        print(f"foliofarm kcidb: submitted; the receiver said: {submit(args.submit, data)[:300]}",
+        print(f"foliofarm kcidb: submitted; the receiver said: {terminal(submit(args.submit, data)[:300])}",
               file=sys.stderr)
     return 0

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from foliofarm import matrix
+from foliofarm.shown import terminal
 from foliofarm.intake import source
 from foliofarm.judge import catalogue
 
@@ -73,20 +74,20 @@ def cmd_flaky(args: Any) -> int:
         if not rows:
             continue
         boots = max((c.get("boots", 0) for c in doc["cells"].values()), default=0)
-        print(f"{doc.get('kernel')} {doc.get('page_size')}  ({doc.get('artifacts')}; up to {boots} "
+        print_(f"{doc.get('kernel')} {doc.get('page_size')}  ({doc.get('artifacts')}; up to {boots} "
               f"boots per cell, {len(doc.get('runs', []))} runs; {path.name})")
         for r in rows:
             if args.toml:
                 check, _, rest = r["result"].partition(": ")
                 test, _, inner = rest.partition(": ")
                 fs = r["fs"]
-                print(f"# {check}.toml: failed {r['failed']} of {r['passed'] + r['failed']} boots "
+                print_(f"# {check}.toml: failed {r['failed']} of {r['passed'] + r['failed']} boots "
                       f"(first seen {r['first'][:10]}, last failed {(r['last_failed'] or '-')[:10]})")
-                print(f'[[known]]\nkernel = "{doc.get("kernel_xy", "*")}"\npage_size = "{r["page_size"]}"\n'
+                print_(f'[[known]]\nkernel = "{doc.get("kernel_xy", "*")}"\npage_size = "{r["page_size"]}"\n'
                       f'fs = "{fs}"\ntest = "{test}"' + (f'\ninner = "{inner}"' if inner else "")
                       + '\nflaky = true\nreason = "WHAT IT PRINTS WHEN IT FAILS, AND WHY"\n')
             else:
-                print(f"  {r['fs']:<6} {r['result']}: failed {r['failed']} of "
+                print_(f"  {r['fs']:<6} {r['result']}: failed {r['failed']} of "
                       f"{r['passed'] + r['failed']} boots, first seen {r['first'][:16]}, last "
                       f"{r['last'][:16]}, last failed {(r['last_failed'] or '-')[:16]}")
             shown += 1
@@ -94,3 +95,8 @@ def cmd_flaky(args: Any) -> int:
         print("no flaky result measured yet: each boot of a kernel adds to its history "
               "(`foliofarm run --noise` boots each kernel twice)")
     return 0
+
+
+def print_(text: str) -> None:
+    """A line of what guests reported (a test's name from KTAP): its escapes shown."""
+    print(terminal(text))

@@ -75,11 +75,7 @@ def run_parser(run: argparse.ArgumentParser, d: dict[str, Any]) -> None:
     run.add_argument("--compare", default=None, metavar="KERNEL",
                      help="a second kernel (debian:X.Y or PATH) run on the same matrix and judged "
                           "against --kernel, as the before/after tables of a patch posting")
-    run.add_argument("--each-commit", action="store_true", help="with --series: build every "
-                     "commit for every page size and report the first that does not build")
-    run.add_argument("--strict-style", action="store_true",
-                     help="with --series: a checkpatch.pl error or warning fails the run (exit 1)")
-    run.add_argument("--allow-binary", action="store_true", help="with --series: take binary patches")
+    series_options(run)
     run.add_argument("--noise", action="store_true", help="boot twice for the noise a later "
                      "--series run needs (make run does: its first series costs what the second does)")
     run.add_argument("--fresh", "--fresh-base", dest="fresh", action="store_true",
@@ -97,6 +93,34 @@ def run_parser(run: argparse.ArgumentParser, d: dict[str, Any]) -> None:
     guest_options(run, d)
     from foliofarm.lava import remote
     remote.add_arguments(run)
+
+
+def coverage_variant(args: argparse.Namespace) -> str:
+    """--coverage is the coverage variant; beside another --variant, an error."""
+    if not args.coverage:
+        return args.variant
+    if args.variant not in ("default", "coverage"):
+        raise UsageError(f"--coverage builds the coverage variant: drop --variant {args.variant}")
+    if not args.series:
+        raise UsageError("--coverage measures which of a series' lines ran: give --series")
+    return "coverage"
+
+
+def series_options(run: argparse.ArgumentParser) -> None:
+    """`foliofarm run`'s options for a series."""
+    run.add_argument("--each-commit", action="store_true", help="with --series: build every "
+                     "commit for every page size and report the first that does not build")
+    run.add_argument("--strict-style", action="store_true",
+                     help="with --series: a checkpatch.pl error or warning fails the run (exit 1)")
+    run.add_argument("--allow-binary", action="store_true", help="with --series: take binary patches")
+    run.add_argument("--selftests", default="reached", choices=("reached", "all"),
+                     help="with --series: on its side, the mm selftests that can reach what it changes "
+                          "by the base's coverage map (`foliofarm coverage`; every one where there is no "
+                          "map or it cannot tell), or all of them (default reached)")
+    run.add_argument("--coverage", action="store_true",
+                     help="with --series: both sides on the coverage variant (gcov), and for every "
+                          "line the series changes, on each cell, the checks and selftests that ran it "
+                          "(patch coverage; the same as --variant coverage)")
 
 
 def guest_options(run: argparse.ArgumentParser, d: dict[str, Any]) -> None:
@@ -175,10 +199,11 @@ def run_options(args: argparse.Namespace, argv: list[str]) -> RunOptions:
         dry_run=args.dry_run or bool(args.plan_cores), plan_cores=args.plan_cores,
         checks=run_checks(args),
         results=args.results.resolve(),
-        variant=matrix.select_variant(args.variant),
+        variant=matrix.select_variant(coverage_variant(args)),
         series=args.series,
         compare=args.compare,
         each_commit=args.each_commit,
+        selftests=args.selftests,
         strict_style=args.strict_style,
         fresh=args.fresh, noise=args.noise, accel=args.accel, tcg_threads=args.tcg_threads,
         tcg_cpu=args.tcg_cpu,

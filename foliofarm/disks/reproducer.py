@@ -31,6 +31,7 @@ PROGRAM = "repro"               # what the disk holds, run as /mnt/ffrepro/repro
 # reviewer's reproducer is not the farm's code
 CFLAGS = ["-static", "-O2", "-g0", "-Wall", "-pthread"]
 COMPILE_SECONDS = 120
+ERROR_HEAD = 64 << 10           # bytes of each compiler stream read for its error lines
 # the farm's headers a reproducer may include, offered beside its source: the
 # contpte programs' helpers (PTE_CONT through the probe, an mTHP size), so that
 # tests/vmtests/contpte-*.c run as reproducers as they are
@@ -89,10 +90,13 @@ def compiled(repro: Reproducer, out: Path) -> Path:
         built = Path(out_dir) / PROGRAM
         proc = sandbox.run([CROSS_COMPILE + "gcc", *CFLAGS, "-o", str(built), str(src)],
                            read=[Path(src_dir)], write=[Path(out_dir)], check=False,
-                           limits=Limits(seconds=COMPILE_SECONDS), what="the reproducer's compiler")
-        said = (proc.stdout + (proc.stderr or b"")).decode(errors="replace").replace(str(src), repro.name)
+                           limits=Limits(seconds=COMPILE_SECONDS), what="the reproducer's compiler",
+                           system=sandbox.toolchain())
         if proc.returncode != 0:
-            lines = [ln for ln in said.splitlines() if ln.strip()][:40]
+            # 40 lines of at most 500 characters: the head of each stream is enough
+            said = b"\n".join(s[:ERROR_HEAD] for s in (proc.stdout, proc.stderr or b""))
+            said = said.decode(errors="replace").replace(str(src), repro.name)
+            lines = [ln[:500] for ln in said.splitlines() if ln.strip()][:40]
             raise UsageError(f"--repro {repro.name} does not compile for arm64 "
                              f"({CROSS_COMPILE}gcc {' '.join(CFLAGS)}):\n" + "\n".join(lines))
         if built.is_symlink() or not built.is_file():

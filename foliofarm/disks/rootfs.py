@@ -8,6 +8,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from foliofarm.bounded import remove_tree
 from foliofarm import hosttools, matrix
 from foliofarm.intake.apt import PrivateApt
 from foliofarm.kernel.build import CROSS_COMPILE, Artifacts
@@ -103,7 +104,7 @@ def initramfs(cache: Path, arts: Artifacts) -> Path:
     mounts = mounts_table()
     key = sha256_text(sha256_files([bb, *progs.iterdir(), arts.probe, arts.splat_module,
                                     ROOTFS / "init", ROOTFS / "ffsetup",
-                                    ROOTFS / "banner"]), mounts,
+                                    ROOTFS / "banner", ROOTFS / "ffgcov"]), mounts,
                       code_digest(Path(cpio.__file__)))[:16]
     out = cache / "initramfs" / f"{arts.dir.name}-{key}.cpio"
     if sealed(out):
@@ -118,6 +119,7 @@ def initramfs(cache: Path, arts: Artifacts) -> Path:
         cpio.file("/init", ROOTFS / "init", 0o755),
         cpio.file("/bin/ffbanner", ROOTFS / "banner", 0o755),
         cpio.file("/bin/ffsetup", ROOTFS / "ffsetup", 0o755),
+        cpio.file("/bin/ffgcov", ROOTFS / "ffgcov", 0o755),
         cpio.file("/lib/ffprobe.ko", arts.probe, 0o644),
         cpio.file("/lib/ffsplat.ko", arts.splat_module, 0o644),
         cpio.Entry("file", "/etc/foliofarm-mounts", 0o644, mounts.encode()),
@@ -129,4 +131,4 @@ def initramfs(cache: Path, arts: Artifacts) -> Path:
 
 
 def clean(cache: Path) -> None:
-    shutil.rmtree(cache / "initramfs", ignore_errors=True)
+    remove_tree(cache / "initramfs")

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from foliofarm.bounded import remove_tree
 from foliofarm import hosttools, locks, matrix, sandbox
 from foliofarm.disks import images
 from foliofarm.intake.apt import DEBIAN_SUITES, PrivateApt
@@ -171,8 +172,8 @@ def _build(cache: Path, src: KernelSource, root: Path, jobs: int,
         expected = [Path(t).name for t in listed.split()]
         missing = {t: first_error(logf.read_text(errors="replace"), t)
                    for t in expected if not (out / t).is_file()}
-        shutil.rmtree(scratch)
-        shutil.rmtree(hdr)
+        remove_tree(scratch)
+        remove_tree(hdr)
         seconds = round(time.monotonic() - t0, 1)
         write_json(tmp / "selftests.json", {"tree": str(src.tree), "state": src.state(),
                                             "origin": src.origin, "recipe": RECIPE,

@@ -27,8 +27,14 @@ def tree_snapshot(tree: Path) -> tuple[str, str, str]:
             git.git(tree, "--no-optional-locks", "status", "--porcelain", "--untracked-files=all").stdout)
 
 
-def recover(tree: Path) -> None:
-    """Undo what a killed run left: a `git am` in progress, the work branch checked out."""
+def recover(tree: Path, owned: bool = False) -> None:
+    """Undo what a killed run left: a `git am` in progress, the work branch
+    checked out, and in a tree of the farm's own (``owned``: in its cache, held
+    exclusively) the index lock of a git killed with it."""
+    lock = tree / ".git" / "index.lock"
+    if owned and lock.is_file() and not lock.is_symlink():
+        print(f"foliofarm: {lock} left by a git killed with an earlier run: removed", file=sys.stderr)
+        lock.unlink()
     git.git(tree, "am", "--abort", check=False)     # a no-op when none is in progress
     branch = git.git(tree, "symbolic-ref", "--short", "-q", "HEAD", check=False).stdout.strip()
     if branch == WORK_BRANCH:
@@ -74,14 +80,14 @@ def applied(src: KernelSource, ser: Series, tag: str = "series", cache: Path | N
         yield from _applied(src, ser, tag)
         return
     with locks.tree(cache, src.tree, exclusive=True, log=lambda m: print(m, file=sys.stderr)):
-        yield from _applied(src, ser, tag)
+        yield from _applied(src, ser, tag, owned=src.tree.resolve().is_relative_to(cache.resolve()))
 
 
-def _applied(src: KernelSource, ser: Series, tag: str) -> Iterator[Applied]:
+def _applied(src: KernelSource, ser: Series, tag: str, owned: bool = False) -> Iterator[Applied]:
     tree = src.tree
     if not (tree / ".git").exists():
         raise UsageError(f"{tree} is not a git tree: a series needs one to apply with git am")
-    recover(tree)
+    recover(tree, owned)
     borrowed = tree / git.git(tree, "rev-parse", "--git-path", "objects/info/alternates").stdout.strip()
     if borrowed.is_file() and borrowed.read_text(errors="replace").strip():
         raise UsageError(

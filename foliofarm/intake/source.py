@@ -4,7 +4,6 @@ the cache and made a one-commit git repository) or a local kernel tree."""
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
 import sys
 import threading
@@ -13,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
+from foliofarm.bounded import remove_tree
 from foliofarm import locks, matrix
 from foliofarm.intake import bases, git
 from foliofarm.intake.apt import PrivateApt
@@ -277,7 +277,7 @@ def _unpack(deb: Path, package: str, final: Path) -> None:
         tarball = tmp / inner
         run(["tar", "-xJf", str(tarball), "-C", str(tmp)], what=f"unpack {tarball.name}")
         tarball.unlink()
-        shutil.rmtree(tmp / "usr", ignore_errors=True)
+        remove_tree(tmp / "usr")
         top = [p for p in tmp.iterdir() if p.is_dir()]
         if len(top) != 1:
             raise InfraError(f"{deb.name}: expected one top directory, found {top}")
@@ -318,7 +318,7 @@ def worktree(src: KernelSource, cache: Path, rev: str) -> KernelSource:
     if (wt / ".git").exists() and not _worktree_of(wt, src.tree):
         # the repository was made anew at that path (cloned again, moved back):
         # its old worktree's git directory is gone, and the worktree with it
-        shutil.rmtree(wt)
+        remove_tree(wt)
     if not (wt / ".git").exists():
         wt.parent.mkdir(parents=True, exist_ok=True)
         git.out(src.tree, "worktree", "prune")

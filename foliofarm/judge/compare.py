@@ -11,8 +11,9 @@ from foliofarm.results import schema
 from foliofarm.results.schema import CheckResult, FigurePair, Role, Subtest, VerdictRow
 from foliofarm.judge import catalogue
 from foliofarm.judge import figures as figs, printed
+from foliofarm.judge.ktap import NOT_REACHED
 from foliofarm.judge.selftests import MAX_NAMED, missing_result as _missing
-from foliofarm.results.outcome import Outcome, Verdict
+from foliofarm.results.outcome import Outcome, Status, Verdict
 
 GOOD = {Outcome.PASS, Outcome.XPASS}
 BAD = {Outcome.FAIL, Outcome.XFAIL}
@@ -134,10 +135,41 @@ def verdicts(doc: schema.Results) -> list[VerdictRow]:
     return rows
 
 
+def standing(b: CheckResult | None, n: CheckResult | None) -> CheckResult | None:
+    """The series' selftests result with each test it did not reach (left
+    out by the base's coverage map) counted as the base's: its outcome in the
+    counts, its results in the inner counts, a failure of it failing the run
+    as on the base. Compared so, a test not run is neither fixed nor lost."""
+    if b is None or n is None:
+        return n
+    base = {t.name: t for t in b.subtests}
+    left = [base[t.name] for t in n.subtests
+            if t.outcome == Outcome.SKIP and t.reason.startswith(NOT_REACHED) and t.name in base]
+    if not left:
+        return n
+    m = dict(n.metrics)
+    for t in left:
+        if isinstance(m.get(Outcome.SKIP), int):
+            m[Outcome.SKIP] -= 1
+        key = Outcome.PASS if t.flaky else t.outcome
+        if isinstance(m.get(key), int):
+            m[key] += 1
+        if t.outcome in (Outcome.PASS, Outcome.FAIL) and not t.flaky:
+            for k, s in (("inner_pass", Status.PASS), ("inner_fail", Status.FAIL)):
+                if isinstance(m.get(k), int):
+                    m[k] += t.inner.get(s, 0)
+    failing = [t.name for t in left if t.outcome == Outcome.FAIL]
+    if failing and n.outcome == Outcome.PASS:
+        return n.model_copy(update={"metrics": m, "outcome": Outcome.FAIL, "reason": (
+            f"{len(failing)} failed on the base, not reached: {', '.join(failing[:5])}")})
+    return n.model_copy(update={"metrics": m})
+
+
 def _row(page: str, fs: str, name: str, b: CheckResult | None, n: CheckResult | None,
          broken: bool, both_died: bool, noise: dict[str, float] | None, judge_direction: bool
          ) -> tuple[VerdictRow, list[VerdictRow]]:
     """One check's verdict on one cell, and its tests' rows."""
+    n = standing(b, n)
     v = Verdict.BUILD_BROKEN if broken else verdict(b.outcome if b else None, n.outcome if n else None)
     if both_died and v != Verdict.BUILD_BROKEN:
         # neither kernel booted: nothing to judge the series by, and
@@ -273,6 +305,9 @@ def _subtest_verdict(bt: Subtest | None, nt: Subtest | None) -> tuple[str, list[
     # cut may still fail there
     gone = [] if len(failed_now) >= MAX_NAMED else sorted(
         f for f in base_failed - set(failed_now) if not _missing(f))
+    if nt is not None and bt is not None and nt.outcome == Outcome.SKIP and nt.reason.startswith(NOT_REACHED):
+        # left out on the series' side: the series cannot reach it (coverage/select.py)
+        return Verdict.NOT_REACHED, []
     if flaky and outcomes <= {Outcome.PASS, Outcome.XFAIL}:
         v = Verdict.PASS        # a known flaky test, passing on one side and failing the known way on the other
     elif outcomes == {Outcome.XFAIL, Outcome.XPASS}:

@@ -21,7 +21,6 @@ from __future__ import annotations
 import importlib.util
 import os
 import re
-import shutil
 import sys
 import threading
 from dataclasses import dataclass
@@ -29,6 +28,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Callable
 
+from foliofarm.bounded import remove_tree
 from foliofarm.intake import git
 from foliofarm.judge.measurement import TestResult
 from foliofarm.results.outcome import Status
@@ -112,6 +112,9 @@ TIMEOUT = re.compile(r"^#? ?foliofarm: (TIMEOUT: .*)$")
 LEFT_OUT = re.compile(r"^#? ?foliofarm: SKIP: (.*)$")
 # A SKIP of a test that runs in the other part of a split run (measure/split.py).
 ELSEWHERE = "elsewhere:"
+# A SKIP of a test the series cannot reach (coverage/select.py): not run on the
+# series' side, the base's result stands (judge/compare.py: "not-reached").
+NOT_REACHED = "not reached:"
 
 
 SKIPPED_UNRUN = re.compile(r"^# \[SKIP\] (\./.*)$")
@@ -300,10 +303,10 @@ def parser_dir(cache: Path, tree: Callable[[], Path]) -> Path:
     if all((dest / f).is_file() for f in PARSER_FILES):
         return dest
     tmp = dest.with_name(f"{dest.name}.tmp-{os.getpid()}")
-    shutil.rmtree(tmp, ignore_errors=True)
+    remove_tree(tmp)
     copy_parser(tree(), tmp)
     try:
         tmp.rename(dest)
     except OSError:     # another run put it there first
-        shutil.rmtree(tmp, ignore_errors=True)
+        remove_tree(tmp)
     return dest

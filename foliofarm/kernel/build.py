@@ -32,8 +32,8 @@ from pathlib import Path
 from typing import Callable
 
 from foliofarm import hosttools, locks, matrix, sandbox
-from foliofarm.kernel import kconfig, prune, untrusted
-from foliofarm.kernel import modules
+from foliofarm.kernel import kconfig, modules, profiled, prune, seriesdisk, untrusted
+from foliofarm.kernel.untrusted import compiler_errors, log_lines
 from foliofarm.kernel.modules import PROBE_SOURCES
 from foliofarm.errors import BuildError, InfraError, TimedOut
 from foliofarm.paths import KERNEL_CONFIGS, VMTESTS
@@ -48,7 +48,6 @@ ARTIFACT_FILES = ("Image", "config", "System.map", "ffprobe.ko", "ffsplat.ko")
 ARTIFACT_SOURCES = {"Image": ("arch/arm64/boot/Image", 256), "config": (".config", 4),
                     "System.map": ("System.map", 64), "ffprobe.ko": ("ffprobe/ffprobe.ko", 64),
                     "ffsplat.ko": ("ffprobe/ffsplat.ko", 64)}
-
 
 
 @dataclass(frozen=True)
@@ -108,6 +107,7 @@ class Builder:
         # each make's limits (sandbox.Limits): the wall clock of one build stage
         self.limits = sandbox.Limits(seconds=seconds or build_seconds_default())
         self.copied: dict[Path, int] = {}    # the series' build directories of this run, and their size
+        self.make_vars: dict[Path, list[str]] = {}   # a build directory's profiled objects (profiled.py)
         # kconfig.inputs_digest by (tree, state) of a git tree: the page sizes
         # building at once walk the same tree once, not once each
         self._inputs: dict[tuple[str, str], str] = {}
@@ -116,12 +116,15 @@ class Builder:
     def fragments(self, page: matrix.PageSize, variant: str) -> list[Path]:
         return fragments(page, variant) + ([self.extra] if self.extra else [])
 
+    def config_key(self, page: matrix.PageSize, variant: str) -> str:
+        return profiled.config_key(sha256_files(self.fragments(page, variant)), variant)
+
     def artifact_dir(self, source: KernelSource, page: matrix.PageSize, variant: str) -> Path | None:
         """Where the artifacts of this (tree content, config, toolchain, probe) live;
         None for a tree without git, whose content only make can judge."""
         if not source.versioned:
             return None
-        config_key = sha256_files(self.fragments(page, variant))[:16]
+        config_key = self.config_key(page, variant)
         probe_key = sha256_files([VMTESTS / n for n in PROBE_SOURCES])[:8]
         tc_key = sha256_text(self.toolchain)[:8]
         state = sha256_text(source.state())[:16]
@@ -141,7 +144,7 @@ class Builder:
     def base_build_dir(self, source: KernelSource, page: matrix.PageSize, variant: str) -> Path:
         """The base's build directory: keyed by where the tree is, not what it
         holds, so a change of the tree rebuilds incrementally there."""
-        config_key = sha256_files(self.fragments(page, variant))[:16]
+        config_key = self.config_key(page, variant)
         tc_key = sha256_text(self.toolchain)[:8]
         return (self.cache / "build" /
                 f"{source.xy}-{page.name}-{variant}-{sha256_text(str(source.tree))[:8]}-{config_key}-{tc_key}")
@@ -199,7 +202,7 @@ class Builder:
     def make_argv(self, source: KernelSource, bdir: Path, *targets: str) -> list[str]:
         cc = f"ccache {CROSS_COMPILE}gcc" if shutil.which("ccache") else f"{CROSS_COMPILE}gcc"
         return ["make", "-C", str(source.tree), f"O={bdir}", f"-j{self.jobs}", f"CC={cc}",
-                *targets]
+                *self.make_vars.get(bdir, []), *targets]
 
     def sandboxed(self, source: KernelSource, bdir: Path, argv: list[str], env: dict[str, str],
                   logf: Path, what: str, cwd: Path | None = None, frags: list[Path] = ()) -> None:
@@ -259,8 +262,8 @@ class Builder:
     def close(self) -> None:
         """Remove this run's series build directories (their artifacts are kept)."""
         for d in self.copied:
-            shutil.rmtree(d, ignore_errors=True)
-            shutil.rmtree(self.host_dir(d), ignore_errors=True)
+            if why := untrusted.remove_copy(self.cache, d):
+                self.log(f"{why} (the next series run removes it)")
         self.copied.clear()
 
     def _make_in(self, source: KernelSource, page: matrix.PageSize, variant: str, frags: list[Path],
@@ -290,6 +293,11 @@ class Builder:
         t0 = time.monotonic()
         try:
             verification = self._configure(source, bdir, frags, env, logf)
+            if dirs := profiled.dirs(variant):
+                self.make_vars[bdir] = profiled.make_vars(source.tree, dirs, untrusted.config_text(bdir))
+                meta["profiled"] = {"dirs": dirs, "objects": len(self.make_vars[bdir])}
+                self.log(f"build {source.label} {page.name}: gcov profiles {len(self.make_vars[bdir])} "
+                         f"objects of {', '.join(dirs)} (GCOV_PROFILE_<object>.o=y on make's command line)")
             self._make(source, bdir, env, logf, "Image", "modules")
             self._build_probe(source, bdir, env, logf)
         except OSError as exc:
@@ -310,6 +318,9 @@ class Builder:
                 copy_regular(bdir / inside, tmp / name, max_mb << 20, what=f"the build's {inside}",
                              beneath=bdir)
             copy_regular(logf, tmp / "build.log", 256 << 20, what="the build log")
+            if source.tag and (dirs := profiled.dirs(variant)):
+                meta["notes"] = profiled.keep_notes(bdir, self.base_build_dir(source, page, variant),
+                                                    dirs, tmp / profiled.NOTES)
             meta["sha256"] = {f: file_digest(tmp / f) for f in ARTIFACT_FILES}
             write_json(tmp / "build.json", meta)
         return Artifacts(art_dir, source, page, variant, built=True)
@@ -370,7 +381,10 @@ class Builder:
                              f"FOLIOFARM_SANDBOX_MEMORY_MB, FOLIOFARM_SANDBOX_TASKS)\n{exc}") from None
         except InfraError as exc:
             msg = f"{source.label}: make {' '.join(targets)} failed in {bdir}\n"
-            stopped = sandbox.stopped_lines(logf.read_text(errors="replace") if logf.exists() else "")
+            enospc = bool(log_lines(logf, lambda ln: "No space left on device" in ln, 1))
+            if source.tag and (full := seriesdisk.filled(bdir, enospc)):
+                msg = f"{source.label}: the series' build was stopped at {full}\n" + msg
+            stopped = log_lines(logf, sandbox.is_stopped) if sandbox.enabled() else []
             if stopped:
                 msg += ("the build tried to write outside its build directory or to reach the "
                         "network, and the sandbox stopped it (it sees the tree and /usr read-only, "
@@ -383,15 +397,3 @@ class Builder:
                      logf: Path) -> None:
         modules.build_probe(bdir, self.host_dir(bdir), self.toolchain, self.log,
                             lambda *targets: self._make(source, bdir, env, logf, *targets))
-
-
-def compiler_errors(logf: Path, limit: int = 20, strip: str = "") -> str:
-    """The compiler's error lines from a build log (what a developer wants first),
-    with paths relative to the tree as in a 0-day report."""
-    text = logf.read_text(errors="replace") if logf.exists() else ""
-    if strip:
-        text = text.replace(strip, "")
-    # a compiler's or linker's error, and make's own fatal lines ($(error ...), a missing rule)
-    lines = [ln for ln in text.splitlines()
-             if re.search(r"\berror\b|Error \d|undefined reference|^\S+:\d+: \*\*\* ", ln)]
-    return "\n".join(lines[:limit]) or "\n".join(text.splitlines()[-limit:])

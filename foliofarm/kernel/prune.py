@@ -20,11 +20,11 @@ A kernel removed is built again if a run needs it (its base measured again)."""
 from __future__ import annotations
 
 import os
-import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from foliofarm.bounded import remove_tree
 from foliofarm.beneath import tree_size
 
 GB = 1 << 30
@@ -99,6 +99,6 @@ def remove(k: CachedKernel) -> None:
                 p.rename(gone)
             except OSError:
                 continue
-            shutil.rmtree(gone, ignore_errors=True)
+            remove_tree(gone)
         else:
             p.unlink(missing_ok=True)

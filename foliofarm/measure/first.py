@@ -25,7 +25,7 @@ from foliofarm.judge.checks import judge_measurement
 from foliofarm.judge.measurement import Measurement
 from foliofarm.matrix import Cell
 from foliofarm.measure import split
-from foliofarm.results.schema import Milestone, Results, Role, VerdictRow
+from foliofarm.results.schema import Milestone, Reached, Results, Role, VerdictRow
 from foliofarm.results.writer import ResultsWriter
 
 # The milestone's part name in results.json.
@@ -40,6 +40,14 @@ def programs(doc: Results, side: Role | None, checks: list[Check]) -> dict[str, 
     touched = [(t.program, t.categories) for t in doc.series.touched_selftests]
     out = {c.name: split.touched_programs(c, touched) for c in checks if split.splits(c)}
     return {k: v for k, v in out.items() if v}
+
+
+def reached(doc: Results, side: Role | None, page: str) -> Reached | None:
+    """On the series' side, what the series reaches on ``page`` (its
+    schema.Reached: coverage/select.py); None on the base's, or unknown."""
+    if side != Role.SERIES or doc.series is None:
+        return None
+    return next((r for r in doc.series.reached if r.page_size == page), None)
 
 
 def here(m: Measurement) -> Measurement:

@@ -17,19 +17,17 @@ from typing import Any, Callable
 from foliofarm.measure import confirm, durations, first, history, split
 from foliofarm.boot import framed
 from foliofarm.boot.protocol import Reports
-from foliofarm.judge import ktap
 from foliofarm.measure.cells import (BARE, RACE_BOOT, TOUCHED_BOOT, Context, GuestSlots, Kernel, base_timeouts,
                                    baseline_path, machine, tree_disk)
 from foliofarm.measure.saved import load_saved, new_saved, ranges_of, save
 from foliofarm.boot.session import BootPlan
-from foliofarm.judge import measurement
+from foliofarm.judge import ktap, measurement
 from foliofarm.judge.catalogue import Check, Kind, is_own
 from foliofarm.judge.measurement import Measurement, TestsRun
 from foliofarm.judge.checks import console_outcome, judge_measurement
-from foliofarm.results.schema import CheckResult
 from foliofarm.judge.noise import fold, noise_of, sample_figures
 from foliofarm.matrix import Cell
-from foliofarm.results.schema import BootEntry, Role
+from foliofarm.results.schema import BootEntry, CheckResult, Role
 
 # a cell's boot for its tree's checks (thpmaps, the selftests' cell part)
 TREE_SUFFIX = "-tree"
@@ -82,6 +80,7 @@ def run_pass(ctx: Context, k: Kernel, label: str = "",
     per_touched: dict[str, tuple[Cell, Check]] = {}
     one = Pass(ctx, k, label)
     for cell, chk in pairs or [(c, chk) for c in k.cells for chk in ctx.checks]:
+        chk = split.not_reached(chk, one.reached)     # a series' side: what it cannot reach, left out
         there, why = tree_disk(k, chk)
         if not there:       # nothing to run them from: no boot for them
             one.on_measured(cell, chk, measurement.error(why))
@@ -91,8 +90,7 @@ def run_pass(ctx: Context, k: Kernel, label: str = "",
             (per_race if split.part_of(chk) == split.RACE else per_page).setdefault(chk.name, (cell, chk))
             continue
         if split.splits(chk) and not split.is_alone(chk):
-            # its cell part in the cell's boot, its page part once (split.py),
-            # the tests of it that need their threads at once in a guest apart
+            # its cell part in the cell's boot, its page part once, its race part apart (split.py)
             touched = one.touched.get(chk.name, "")     # the series' touched tests, first (first.py)
             per_page.setdefault(chk.name, (cell, split.part(chk, split.PAGE, touched)))
             if split.races(chk):
@@ -163,6 +161,7 @@ class Pass:
         self.cell_parts: dict[str, list[tuple[Cell, Measurement]]] = {}
         self.page_boot = {split.PAGE: "", split.RACE: "", split.TOUCHED: ""}
         self.touched = first.programs(ctx.writer.results(), k.side, ctx.checks) if not label else {}
+        self.reached = first.reached(ctx.writer.results(), k.side, self.page.name) if not label else None
 
     def on_measured(self, cell: Cell, chk: Check, m: Measurement) -> None:
         if chk.tree == "selftests" and m.kind in (Kind.KTAP, Kind.CRASH):
@@ -239,8 +238,9 @@ class Pass:
         plan = BootPlan(machine=machine(ctx, self.k, [] if group.bare else [cell], None, group.at_once),
                         log_stem=ctx.writer.dir / "boots" / name, page=self.page, kernel=self.kernel,
                         pairs=cell_pairs, boot_timeout=ctx.boot_timeout, timeouts=self.timeouts,
-                        fs=where if group.bare else None, tree=group.later, claim=group.at_once,
-                        labels=labels, pace=self.expects[id(group)].slowdown if id(group) in self.expects else 1.0)
+                        fs=where if group.bare else None, tree=group.later, claim=group.at_once, labels=labels,
+                        coverage=self.k.arts.variant == "coverage",
+                        pace=self.expects[id(group)].slowdown if id(group) in self.expects else 1.0)
         took: list[BootEntry] = []
         for got in booter.boot(plan, status):
             if isinstance(got, BootEntry):

@@ -37,6 +37,7 @@ from foliofarm.judge.ktap import ELSEWHERE
 from foliofarm.judge.catalogue import Check, Kind
 from foliofarm.judge.measurement import Measurement, PartOf, TestResult, TestsRun
 from foliofarm.results.outcome import Status
+from foliofarm.results.schema import Reached
 
 PAGE, CELL, RACE, TOUCHED = "page", "cell", "race", "touched"
 # the parts run once per page size, in guests with no cell filesystem
@@ -56,6 +57,18 @@ def part(chk: Check, which: str, touched: str = "") -> Check:
     that run first (the page and touched parts leave each other's out)."""
     more = {"touched": touched} if touched and which in (PAGE, TOUCHED) else {}
     return dataclasses.replace(chk, options={**chk.options, "part": which, **more})
+
+
+def not_reached(chk: Check, reached: Reached | None) -> Check:
+    """``chk`` (a selftests check) with the tests the series cannot reach on
+    its page size left out (``reached``: the series' schema.Reached of that
+    page size, or None), as the guest driver takes them: "|name|name|"."""
+    if reached is None or reached.everything or chk.tree != "selftests":
+        return chk
+    names = [t.split(": ", 1)[1] for t in reached.not_reached if ": " in t and "|" not in t]
+    if not names:
+        return chk
+    return dataclasses.replace(chk, options={**chk.options, "not_reached": "|" + "|".join(names) + "|"})
 
 
 def races(chk: Check) -> bool:

@@ -28,6 +28,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+from foliofarm import shown
 from foliofarm.errors import InfraError, UsageError
 from foliofarm.judge import figures
 from foliofarm.results.schema import CellResult, CheckResult, Results, Subtest
@@ -231,7 +232,8 @@ def convert(docs: list[Results], origin: str = ORIGIN) -> dict[str, Any]:
         for kind in ("checkouts", "builds", "tests"):
             have = {o["id"] for o in merged[kind]}
             merged[kind] += [o for o in part[kind] if o["id"] not in have]
-    return validated(merged)
+    # a reason, an excerpt, a Subject: visible and bounded (shown.py)
+    return validated(shown.data(merged))
 
 
 def submit(url: str, data: dict[str, Any], token: str | None = None) -> str:

@@ -7,11 +7,12 @@ import base64
 import html
 import re
 
+from foliofarm import shown
 from foliofarm.report.tables import Section
 from foliofarm.results.outcome import VERDICTS
 
 def _md_cell(text: str) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
+    return shown.markdown_cell(text)
 
 
 def _numeric(rows: list[list[str]], col: int) -> bool:
@@ -27,14 +28,16 @@ def _numeric(rows: list[list[str]], col: int) -> bool:
 
 
 def to_markdown(title: str, secs: list[Section]) -> str:
-    out = [f"# {title}", ""]
+    # every text of a section is quoted for Markdown (shown.py): a Subject or
+    # a console line is shown as it was, never taken for markup
+    out = [f"# {shown.markdown(title)}", ""]
     for s in secs:
-        out += [f"## {s.title}", ""]
+        out += [f"## {shown.markdown(s.title)}", ""]
         for b in s.blocks:
             if b[0] == "p":
-                out += [b[1], ""]
+                out += [shown.markdown(b[1]), ""]
             elif b[0] == "pre":
-                out += ["```", b[1], "```", ""]
+                out += [*shown.markdown_pre(b[1]), ""]
             elif b[0] == "table":
                 header, rows = b[1], b[2]
                 out.append("| " + " | ".join(_md_cell(h) for h in header) + " |")
@@ -43,7 +46,7 @@ def to_markdown(title: str, secs: list[Section]) -> str:
                 out += ["| " + " | ".join(_md_cell(c) for c in r) + " |" for r in rows]
                 out.append("")
             elif b[0] == "img":
-                out += [f"![{b[3]}]({b[1]})", ""]
+                out += [f"![{shown.markdown(b[3])}]({shown.markdown(b[1])})", ""]
     return "\n".join(out)
 
 
@@ -70,13 +73,13 @@ def _cell_class(value: str, numeric: bool, row_verdict: str | None, col: int) ->
 
 def _linked(text: str) -> str:
     """A table cell's text, escaped; an address (a LAVA job's page) a link."""
-    if re.fullmatch(r"https?://[^\s<>'\"]+", text):
-        return f"<a href='{html.escape(text)}'>{html.escape(text)}</a>"
-    return html.escape(text)
+    if re.fullmatch(r"https?://[^\s<>'\"]+", text) and shown.is_clean(text):
+        return f"<a href='{shown.html(text)}'>{shown.html(text)}</a>"
+    return shown.html(text)
 
 
 def to_html(title: str, secs: list[Section]) -> str:
-    e = html.escape
+    e = shown.html
     out = [f"<!doctype html><html><head><meta charset='utf-8'><title>{e(title)}</title>"
            f"<style>{CSS}</style></head><body><h1>{e(title)}</h1>"]
     for s in secs:

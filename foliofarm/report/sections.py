@@ -85,7 +85,85 @@ def series(doc: Results) -> list[Section]:
                                      for t in ser.touched_selftests) + "."))
     if ser.base_commit_note:
         s.blocks.append(("p", "Note: " + ser.base_commit_note))
+    for line in reach_lines(doc):
+        s.blocks.append(("p", line))
+    left = [[r.page_size, t, why] for r in ser.reached for t, why in r.not_reached.items()]
+    if left:
+        s.blocks.append(("table", ["page size", "not reached", "why"], left[:REACH_ROWS]))
+    if ser.patch_coverage:
+        for line in patch_lines(doc, every=False):
+            s.blocks.append(("p", line))
+        s.blocks.append(("table", ["changed line", "ran on", "by"], patch_rows(doc)[:PATCH_ROWS]))
     return [s]
+
+
+# changed lines listed in report.md/html, and not-run lines named per cell in report.txt
+PATCH_ROWS = 80
+NOT_RUN_NAMED = 12
+
+
+def patch_lines(doc: Results, every: bool = True) -> list[str]:
+    """Patch coverage (coverage/patch.py), per cell: how many changed lines
+    ran, and (``every``) which did not."""
+    ser = doc.series
+    if ser is None or not ser.patch_coverage:
+        return []
+    out = ["Changed lines run (patch coverage: the series built with gcov; a line is code gcov lists):"]
+    for pc in ser.patch_coverage:
+        said = f"{pc.cell}: changed lines run: {pc.ran} of {pc.changed}"
+        idle = [f"{c.file}:{c.line}" for c in pc.lines if not c.tests]
+        if every and idle:
+            said += "; not run: " + ", ".join(idle[:NOT_RUN_NAMED]) + (
+                f" and {len(idle) - NOT_RUN_NAMED} more" if len(idle) > NOT_RUN_NAMED else "")
+        if pc.lost:
+            said += f"; {len(pc.lost)} test(s)' counters not read"
+        out.append(said + ".")
+    if unmeasured := ser.patch_coverage[0].unmeasured:
+        out.append("Not measured (no profiled object the series compiled lists them): "
+                   + ", ".join(unmeasured[:NOT_RUN_NAMED]) + ".")
+    return out
+
+
+def patch_rows(doc: Results) -> list[list[str]]:
+    """Each changed line that is code: the cells where it ran, and by which tests."""
+    ser = doc.series
+    where: dict[tuple[str, int], tuple[list[str], set[str]]] = {}
+    for pc in ser.patch_coverage if ser else []:
+        for c in pc.lines:
+            cells, tests = where.setdefault((c.file, c.line), ([], set()))
+            if c.tests:
+                cells.append(pc.cell)
+                tests.update(c.tests)
+    rows = []
+    for (f, n), (cells, tests) in sorted(where.items()):
+        names = sorted(tests)
+        rows.append([f"{f}:{n}", ", ".join(cells) or "nowhere",
+                     ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")])
+    return rows
+
+
+# not-reached rows listed in report.md/html (the rest counted)
+REACH_ROWS = 60
+
+
+def reach_lines(doc: Results) -> list[str]:
+    """What the series reaches, per page size (coverage/select.py): how many
+    selftests ran of those the base's coverage map knows, or why all ran."""
+    ser = doc.series
+    if ser is None or not ser.reached:
+        return []
+    out = ["The mm selftests it can reach, by the base's coverage map"
+           + (f" (it changes {', '.join(ser.changed_functions[:6])}"
+              + (f" and {len(ser.changed_functions) - 6} more" if len(ser.changed_functions) > 6 else "")
+              + ")" if ser.changed_functions else "") + ":"]
+    for r in ser.reached:
+        if r.everything:
+            out.append(f"{r.page_size}: every selftest ran: {r.everything}.")
+        else:
+            out.append(f"{r.page_size}: {len(r.run)} of {len(r.run) + len(r.not_reached)} mapped selftests ran; "
+                       f"{len(r.not_reached)} not reached kept the base's result"
+                       + (f" (the map {r.map})" if r.map else "") + ".")
+    return out
 
 
 def verdicts(doc: Results) -> list[Section]:

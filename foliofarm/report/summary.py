@@ -7,6 +7,9 @@ from typing import Any
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
+
+from foliofarm import shown
 
 from foliofarm.judge import catalogue
 from foliofarm.results.schema import Results, VerdictRow
@@ -24,7 +27,7 @@ OUTCOME_COLOUR = {"pass": "green", "fail": "red", "error": "red", "xfail": "yell
                   "xpass": "magenta", "skip": "dim", "flaky": "yellow"}
 VERDICT_COLOUR = {"pass": "green", "regression": "bold red", "build-broken": "bold red",
                   "changed": "yellow", "flaky": "yellow", "fixed": "cyan", "fail": "red", "xfail": "yellow",
-                  "error": "red", "skip": "dim", "incomplete": "red"}
+                  "error": "red", "skip": "dim", "not-reached": "dim", "incomplete": "red"}
 
 
 def short(v: Any) -> str:
@@ -48,12 +51,12 @@ def print_table(doc: Results, names: list[str], console: Console | None = None) 
     if console.width < WIDE:
         console.print(narrow_table(doc, names, id_width))
         return
-    table = Table(title=f"foliofarm {doc.run_id}")
+    table = Table(title=shown.rich_text(f"foliofarm {doc.run_id}"))
     table.add_column("cell", no_wrap=True, min_width=id_width)
     for n in names:
-        table.add_column(n)
+        table.add_column(shown.rich_text(n))
     for cell in doc.cells:
-        row = [cell.id]
+        row: list[Text | str] = [shown.rich_text(cell.id)]
         by_name = {c.name: c for c in cell.checks}
         for n in names:
             c = by_name.get(n)
@@ -62,7 +65,7 @@ def print_table(doc: Results, names: list[str], console: Console | None = None) 
                 continue
             figs = " ".join(fmt.format(short(c.metrics[k])) for k, fmt in summary_of(n)
                             if k in c.metrics)
-            row.append(f"[{OUTCOME_COLOUR.get(c.outcome, 'white')}]{c.outcome}[/] {figs}".strip())
+            row.append(_coloured(c.outcome, OUTCOME_COLOUR) + shown.rich_text(f" {figs}".rstrip()))
         table.add_row(*row)
     console.print(table)
 
@@ -70,7 +73,7 @@ def print_table(doc: Results, names: list[str], console: Console | None = None) 
 def narrow_table(doc: Results, names: list[str], id_width: int) -> Table:
     """Cells x outcomes for a narrow log: cell ids whole, counts, and each
     check that did not pass with its outcome."""
-    table = Table(title=f"foliofarm {doc.run_id}")
+    table = Table(title=shown.rich_text(f"foliofarm {doc.run_id}"))
     table.add_column("cell", no_wrap=True, min_width=id_width)
     table.add_column("passed", no_wrap=True)
     table.add_column("not passed (check: outcome)", overflow="fold")
@@ -78,10 +81,15 @@ def narrow_table(doc: Results, names: list[str], id_width: int) -> Table:
         by_name = {c.name: c for c in cell.checks}
         ran = [by_name[n] for n in names if n in by_name]
         passed = sum(c.outcome == Outcome.PASS for c in ran)
-        others = ", ".join(f"{c.name}: [{OUTCOME_COLOUR.get(c.outcome, 'white')}]{c.outcome}[/]"
-                           for c in ran if c.outcome != Outcome.PASS)
-        table.add_row(cell.id, f"{passed}/{len(ran)}", others or "-")
+        others = Text(", ").join(shown.rich_text(f"{c.name}: ") + _coloured(c.outcome, OUTCOME_COLOUR)
+                                 for c in ran if c.outcome != Outcome.PASS)
+        table.add_row(shown.rich_text(cell.id), shown.rich_text(f"{passed}/{len(ran)}"), others or "-")
     return table
+
+
+def _coloured(word: str, colours: dict[str, str]) -> Text:
+    """An outcome or a verdict in its colour (a Text: nothing in it is markup)."""
+    return shown.rich_text(word, colours.get(word, "white"))
 
 
 def changed_text(r: VerdictRow, limit: int = 6) -> str:
@@ -95,8 +103,8 @@ def changed_text(r: VerdictRow, limit: int = 6) -> str:
 def print_verdicts(doc: Results, console: Console | None = None) -> None:
     sides = doc.sides
     assert sides is not None, "verdicts are a two-sided run's"
-    table = Table(title=f"{sides.base.kernel} -> {sides.series.kernel}: verdicts "
-                        "(! marks a figure that moved the wrong way)")
+    table = Table(title=shown.rich_text(f"{sides.base.kernel} -> {sides.series.kernel}: verdicts "
+                                        "(! marks a figure that moved the wrong way)"))
     rows = [r for r in doc.verdicts if not r.quiet]
     widths = {"cell": max((len(r.cell) for r in rows), default=4),
               "check": max((len(r.check) for r in rows), default=5), "verdict": 12}
@@ -105,5 +113,6 @@ def print_verdicts(doc: Results, console: Console | None = None) -> None:
                          overflow="fold")
     for r in rows:
         detail = changed_text(r) or ("same" if r.verdict == Verdict.PASS else r.series_reason[:120])
-        table.add_row(r.cell, r.check, f"[{VERDICT_COLOUR.get(r.verdict, 'white')}]{r.verdict}[/]", detail)
+        table.add_row(shown.rich_text(r.cell), shown.rich_text(r.check),
+                      _coloured(r.verdict, VERDICT_COLOUR), shown.rich_text(detail))
     (console or Console()).print(table)

@@ -10,8 +10,10 @@ import shlex
 import textwrap
 from typing import Any
 
+from foliofarm import shown
 from foliofarm.judge import catalogue
 from foliofarm.report import finding
+from foliofarm.report.sections import patch_lines, reach_lines
 from foliofarm.report.tables import by_cell, check_names, columns, flaky_table, page_rank
 from foliofarm.results.schema import CheckResult, Results, Role, VerdictRow
 from foliofarm.results.outcome import Outcome, Verdict
@@ -132,12 +134,17 @@ def render(doc: Results) -> str:
         if in_text(name) or name in changed_checks:
             lines += folio_tables(doc, name)
     lines += _reproducer(doc) + _console_reports(doc) + _checkpatch(doc) + _flaky(doc)
+    if reach := reach_lines(doc):
+        lines += [ln for r in reach for ln in _wrap(r)] + [""]
+    if patched := patch_lines(doc):
+        lines += [ln for r in patched for ln in _wrap(r)] + [""]
     jobs = [f"  {b.page_size}-{b.fs}-{b.kernel}: {b.lab_job} ({b.device})" for b in doc.boots if b.lab_job]
     lines += ["LAVA jobs:", *jobs, ""] if jobs else []
     lines.append("Reproduce:")
     for cmd in doc.shard_commands or [doc.command]:
         lines += _wrap(shlex.join(cmd), "      ", "  $ ")
-    return "\n".join(lines).rstrip() + "\n"
+    # a Subject, a reproducer's lines, a console's: their escapes shown (shown.py)
+    return shown.visible("\n".join(lines).rstrip() + "\n")
 
 
 def _head(doc: Results) -> list[str]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
+from foliofarm import shown
 from foliofarm.results.outcome import Outcome, Verdict
 from foliofarm.results.schema import CheckResult, Results
 
@@ -21,7 +22,7 @@ def junit_class(name: str) -> str:
 # own trouble (error), which are not a result (skipped).
 VERDICT_FAILURE = {Verdict.REGRESSION, Verdict.BUILD_BROKEN}
 VERDICT_ERROR = {Outcome.ERROR, Verdict.INCOMPLETE}
-VERDICT_SKIPPED = {Outcome.SKIP, Outcome.XFAIL}
+VERDICT_SKIPPED = {Outcome.SKIP, Outcome.XFAIL, Verdict.NOT_REACHED}
 
 
 def junit_xml(doc: Results) -> str:
@@ -53,8 +54,20 @@ def junit_xml(doc: Results) -> str:
             out.text = " ".join(f"{k}={v}" for k, v in c.metrics.items() if not isinstance(v, dict))
     if doc.verdicts:
         _verdicts(suites, doc)
+    _visible(suites)
     ET.indent(suites)
     return ET.tostring(suites, encoding="unicode", xml_declaration=True) + "\n"
+
+
+def _visible(root: ET.Element) -> None:
+    """Every text and attribute made visible (shown.py): a reason or an
+    excerpt from a guest holds what XML 1.0 cannot carry and a CI page must
+    not show raw."""
+    for el in root.iter():
+        if el.text:
+            el.text = shown.bounded(el.text)
+        for k, v in el.attrib.items():
+            el.attrib[k] = shown.bounded(v)
 
 
 def _verdicts(suites: ET.Element, doc: Results) -> None:
@@ -77,7 +90,8 @@ def _verdicts(suites: ET.Element, doc: Results) -> None:
         elif r.verdict in VERDICT_ERROR:
             ET.SubElement(case, "error", message=msg).text = msg
         elif r.verdict in VERDICT_SKIPPED:
-            ET.SubElement(case, "skipped", message=msg)
+            why = f": {r.series_reason}" if r.verdict == Verdict.NOT_REACHED and r.series_reason else ""
+            ET.SubElement(case, "skipped", message=msg + why)
         else:
             ET.SubElement(case, "system-out").text = msg
 

@@ -34,6 +34,7 @@ class Verdict(enum.StrEnum):
     XFAIL = "xfail"
     XPASS = "xpass"
     SKIP = "skip"
+    NOT_REACHED = "not-reached"    # a selftest the series cannot reach (coverage/select.py): not run, the base's result stands
     ERROR = "error"
     INCOMPLETE = "incomplete"      # a side measured nothing of it (a cell that never booted)
     BUILD_BROKEN = "build-broken"  # the series' kernel did not build

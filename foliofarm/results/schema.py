@@ -4,12 +4,15 @@ check's result)."""
 
 from __future__ import annotations
 
-import enum
 from typing import Any, Optional, Union
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from foliofarm.results.outcome import Outcome, Verdict
+from foliofarm.results.part import Part, Role
+from foliofarm.results.seriesparts import ChangedLine, PatchCoverage, Reached, TouchedSelftest
+
+__all__ = ["Part", "Role", "ChangedLine", "PatchCoverage", "Reached", "TouchedSelftest"]
 
 SCHEMA_VERSION = 1
 
@@ -19,20 +22,6 @@ Number = Union[int, float]
 # where the guest could not measure it. Structured output is not a figure: it
 # has a typed field of its own (a cross-check's rows, a selftests run's tests).
 Figure = Union[None, bool, int, float, str, dict[str, Number], list[Optional[Number]]]
-
-
-class Role(enum.StrEnum):
-    """Which side of a comparison a kernel is (a plain run has none: None)."""
-    BASE = "base"
-    SERIES = "series"
-
-
-class Part(BaseModel):
-    # A field this farm does not know is refused: a misspelt one is an error
-    # where it is written, not a figure silently kept. Documents of earlier
-    # versions are made today's shape first (read.upgrade), a newer one is
-    # refused by its schema_version.
-    model_config = ConfigDict(extra="forbid")
 
 
 class Subtest(Part):
@@ -205,15 +194,6 @@ class ScheduleRecord(Part):
     real_s: Number
 
 
-class TouchedSelftest(Part):
-    """An mm selftest the series touches (intake/touched.py): a program
-    run_vmtests.sh runs, its categories, and what names it (a MAINTAINERS
-    section for a file the series changes, or the series changing it)."""
-    program: str
-    categories: list[str]
-    named_by: list[str]
-
-
 class SeriesRecord(Part):
     spec: Optional[str] = None
     message_id: Optional[str] = None    # the cover letter's, else patch 1's
@@ -227,6 +207,9 @@ class SeriesRecord(Part):
     base: Optional["BaseChoice"] = None   # in a followed tree: where it was applied, and why
     base_under_test: Optional[str] = None  # the base's source as the run named it
     touched_selftests: list[TouchedSelftest] = Field(default_factory=list)
+    reached: list[Reached] = Field(default_factory=list)   # by the base's coverage map, per page size
+    changed_functions: list[str] = Field(default_factory=list)   # "file: function" as a map sees the series
+    patch_coverage: list[PatchCoverage] = Field(default_factory=list)   # run --coverage: per cell
 
 
 class BaseChoice(Part):
@@ -277,7 +260,7 @@ class Moved(FigurePair):
 
 
 # a selftest's verdicts that are no news of their own
-QUIET = (Verdict.PASS, Verdict.SKIP, Verdict.XFAIL)
+QUIET = (Verdict.PASS, Verdict.SKIP, Verdict.XFAIL, Verdict.NOT_REACHED)
 
 
 class VerdictRow(Part):

@@ -194,6 +194,21 @@ class ResultsWriter:
             self.doc.series.commits = list(commits)
             self.flush()
 
+    def set_series_reach(self, reached: list[schema.Reached], functions: list[str]) -> None:
+        """What the series can reach on each page size (coverage/select.py)."""
+        with self.lock:
+            assert self.doc.series is not None, "the series is recorded before its reach"
+            self.doc.series.reached = list(reached)
+            self.doc.series.changed_functions = list(functions)
+            self.flush()
+
+    def set_patch_coverage(self, found: list[schema.PatchCoverage]) -> None:
+        """Which changed lines ran, per cell (coverage/patch.py)."""
+        with self.lock:
+            assert self.doc.series is not None, "the series is recorded before its coverage"
+            self.doc.series.patch_coverage = list(found)
+            self.flush()
+
     def set_checkpatch(self, found: list[schema.Checkpatch]) -> None:
         with self.lock:
             self.doc.checkpatch = list(found)

@@ -85,7 +85,7 @@ class Executor:
         """What the plan works with."""
         return plan.Ground(writer=self.writer, cache=self.cache, builder=self.builder,
                            page_sizes=self.opts.page_sizes, variant=self.opts.variant,
-                           log=self.log, status=self.status)
+                           log=self.log, status=self.status, reach=self.opts.selftests != "all")
 
     def make_disks(self) -> None:
         """The filesystem images of the run's cells, the swap image, and for the

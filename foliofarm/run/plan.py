@@ -19,15 +19,14 @@ from typing import Any, Callable, Generator
 
 from foliofarm import locks, matrix
 from foliofarm.boot.qemu import TCG_CPU
+from foliofarm.coverage import diffreach, patch
 from foliofarm.lava.remote import LabBoots
 from foliofarm.errors import BuildError, UsageError
 from foliofarm.intake import apply, bases, checkpatch, series, source, touched
 from foliofarm.judge.catalogue import Check
 from foliofarm.kernel.build import Builder
-from foliofarm.kernel.kconfig import extra_fragment
-from foliofarm.measure import durations, schedule
 from foliofarm.results.writer import ResultsWriter
-from foliofarm.results.schema import (BaseChoice, Checkpatch, EachCommit, Role, SeriesPatch, SeriesRecord, Side,
+from foliofarm.results.schema import (BaseChoice, Checkpatch, EachCommit, Reached, Role, SeriesPatch, SeriesRecord, Side,
                                       Sides, TouchedSelftest)
 
 
@@ -42,6 +41,7 @@ class RunOptions:
     series: str | None = None        # an mbox, a patch directory or BASE..TIP
     compare: str | None = None       # a second kernel, run and judged against --kernel
     each_commit: bool = False
+    selftests: str = "reached"       # a series' side: "reached" (by the base's coverage map) or "all"
     strict_style: bool = False
     fresh: bool = False              # boot and measure again even if the measurements are cached
     noise: bool = False              # a plain run also boots its kernel twice (the noise a series run needs)
@@ -117,6 +117,7 @@ class Ground:
     variant: str
     log: Callable[..., None]
     status: Callable[[str], Any]
+    reach: bool = True     # a series runs the selftests it reaches (coverage/), not all
 
 
 def label(src: source.KernelSource, variant: str) -> str:
@@ -224,8 +225,24 @@ def record_series(g: Ground, src: source.KernelSource, ser: series.Series,
                                      base_under_test=src.origin, patches=patches, **more))
 
 
-def record_commits(g: Ground, ap: apply.Applied) -> None:
+def record_commits(g: Ground, ap: apply.Applied, base_state: str = "") -> None:
+    """The series' commits, and with ``base_state`` (the base tree's, as its
+    coverage map is keyed) what the series can reach on each page size."""
     g.writer.set_series_commits(ap.commits)
+    if base_state and ap.commits and not g.reach:
+        g.writer.set_series_reach([Reached(page_size=p.name, everything="--selftests all")
+                                   for p in g.page_sizes], [])
+    elif base_state and ap.commits:
+        diffreach.record(g.writer, g.log, g.cache, ap.source.tree, ap.source.xy, base_state,
+                               ap.commits, [p.name for p in g.page_sizes])
+
+
+def measure_patch(g: Ground, ap: apply.Applied) -> None:
+    """On the coverage variant (run --coverage): which of the series' changed
+    lines each check and selftest ran, per cell (coverage/patch.py)."""
+    if g.variant == "coverage" and ap.commits:
+        with g.status("patch coverage: reading the series' counters"):
+            patch.record(g.writer, g.log, ap.source.tree, ap.commits, label(ap.source, g.variant))
 
 
 def run_checkpatch(g: Ground, src: source.KernelSource, ser: series.Series) -> None:
@@ -241,14 +258,15 @@ def run_checkpatch(g: Ground, src: source.KernelSource, ser: series.Series) -> N
 def _with_series(g: Ground, src: source.KernelSource, ser: series.Series, each_commit: bool,
                  base: dict[str, Any] | None = None) -> Steps:
     record_series(g, src, ser, base)
+    base_state = src.state()
     if not each_commit and base_is_built(g, src):
-        yield from _series_over_built_base(g, src, ser)
+        yield from _series_over_built_base(g, src, ser, base_state)
         return
     # The base is still to be built (minutes): apply the series on trial
     # first, so that one that does not apply stops the run before that.
     with g.status("applying the series (trial)"):
         with apply.applied(src, ser, cache=g.cache) as ap:
-            record_commits(g, ap)
+            record_commits(g, ap, base_state)
     run_checkpatch(g, src, ser)
     yield Measure(src, Role.BASE)
     with apply.applied(src, ser, cache=g.cache) as ap:
@@ -256,6 +274,7 @@ def _with_series(g: Ground, src: source.KernelSource, ser: series.Series, each_c
         if each_commit:
             build_each_commit(g, ap)
         yield Measure(ap.source, Role.SERIES)
+        measure_patch(g, ap)
         if each_commit:
             tip_built(g)
 
@@ -265,7 +284,7 @@ def base_is_built(g: Ground, src: source.KernelSource) -> bool:
     return all(g.builder.is_cached(src, page, g.variant) for page in g.page_sizes)
 
 
-def _series_over_built_base(g: Ground, src: source.KernelSource, ser: series.Series) -> Steps:
+def _series_over_built_base(g: Ground, src: source.KernelSource, ser: series.Series, base_state: str) -> Steps:
     """The base is built for every page size (no make): take its artifacts while
     the tree is at the base (and the disks made from it: selftests, thpmaps),
     then apply the series and queue its builds, and judge the base (its saved
@@ -275,11 +294,12 @@ def _series_over_built_base(g: Ground, src: source.KernelSource, ser: series.Ser
     base_builds = yield Build(src, free_tree=True)
     run_checkpatch(g, src, ser)
     with apply.applied(src, ser, cache=g.cache) as ap:
-        record_commits(g, ap)
+        record_commits(g, ap, base_state)
         set_sides(g, src, ap.source)
         builds = yield Build(ap.source)
         yield Measure(src, Role.BASE, base_builds)
         yield Measure(ap.source, Role.SERIES, builds)
+        measure_patch(g, ap)
 
 
 def build_each_commit(g: Ground, ap: apply.Applied) -> None:
@@ -323,74 +343,3 @@ def tip_built(g: Ground) -> None:
         g.writer.add_each_commit(EachCommit(number=len(commits), commit=commits[-1],
                                             subject=doc.series.patches[-1].subject, page_size=k.page_size,
                                             ok=not k.build_failed, **broke))
-
-
-def dry_run(opts: RunOptions, cache: Path) -> list[str]:
-    """What the run would do, from what is cached now; nothing is fetched,
-    built, booted or written."""
-    o = opts
-    out: list[str] = []
-    sides = [("base", o.kernel), ("series", f"{o.kernel} + {o.series}")] if o.series else \
-        [("base", o.kernel), ("series", o.compare)] if o.compare else [("", o.kernel)]
-    tree = None
-    if o.kernel.startswith("debian:"):
-        pkg = f"linux-source-{o.kernel.split(':', 1)[1]}"
-        found = sorted((cache / "src").glob(f"{pkg}_*/linux")) if (cache / "src").is_dir() else []
-        if found:
-            tree = source.KernelSource(spec=o.kernel, tree=found[-1],
-                                       version=source.makefile_version(found[-1]), origin=pkg)
-        out.append(f"kernel {o.kernel}: " + (f"source cached at {found[-1]}" if found else f"would fetch {pkg}"))
-    else:
-        tree = source.resolve(o.kernel, cache)
-        out.append(f"kernel {o.kernel}: {tree.origin}")
-    builder = Builder(cache, jobs=o.jobs, extra=extra_fragment(cache, o.extra_config))
-    cells = [f"{p.name}-{f.name}" for p in o.page_sizes for f in o.filesystems
-             if o.cells is None or f"{p.name}-{f.name}" in o.cells]
-    if o.series:
-        out += series.describe_read(series.load(o.series, None if tree is None or
-                                                o.kernel.startswith("debian:") else tree.tree,
-                                                o.allow_binary))
-    base_built = {page.name: bool(tree is not None and tree.versioned and not tree.ref
-                                  and builder.is_cached(tree, page, o.variant))
-                  for page in o.page_sizes}
-    for side, what in sides:
-        for page in o.page_sizes:
-            n = sum(c.startswith(f"{page.name}-") for c in cells)
-            if side == "series" and o.series:
-                build = ("would build base + series over the base's build directory (only what "
-                         "the series touches recompiles)" if base_built[page.name]
-                         else "would build base + series after the base")
-            elif side == "series":
-                build = "would build, or cached"
-            elif base_built[page.name]:
-                build = "already built (cached)"
-            else:
-                build = "would build"
-            split = " and one for the selftests run once per page size" if any(
-                c.options.get("per_page") for c in o.checks) else ""
-            out.append(f"{side or 'run'} {what} {page.name}: kernel {build}; {n} cell(s), one boot each{split}"
-                       + (" (saved clean measurements reused unless --fresh)" if side != "series" else ""))
-    out.append(f"cells: {', '.join(cells)}")
-    out.append(f"checks: {', '.join(c.name for c in o.checks)}; {o.guests} guest(s) at a time "
-               f"(and {o.tree_guests or o.guests} for the tree's checks), "
-               f"{o.cpus} vCPU(s), {o.memory_mb} MB and {o.numa_nodes} NUMA node(s) each, make -j{builder.jobs}"
-               + (f", extra config {' '.join(o.extra_config)}" if o.extra_config else ""))
-    if o.two_sided:
-        out.append("the base is booted twice for the noise of each figure unless a second clean "
-                   "boot is saved; the series side boots again for figures that moved")
-    elif o.noise:
-        out.append("each kernel is booted twice for the noise of each figure (--noise) unless a "
-                   "second clean boot is saved")
-    if o.plan_cores:
-        out += planner(o, tree.xy if tree is not None else o.kernel.split(":", 1)[-1], cache)
-    return out
-
-
-def planner(o: RunOptions, xy: str, cache: Path) -> list[str]:
-    """--plan-cores: the run's boots replayed on hosts of each size, from the
-    times kept in the cache (measure/schedule.py)."""
-    machine = durations.machine_key(o.cpus, o.memory_mb, o.accel, "lava" if o.lab else o.boot_with)
-    jobs = schedule.planned_jobs(durations.read(durations.path_of(cache)), xy,
-                                 [(p.name, f.name) for p in o.page_sizes for f in o.filesystems
-                                  if o.cells is None or f"{p.name}-{f.name}" in o.cells], o.checks, machine)
-    return schedule.plan_lines(jobs, o.memory_mb, o.plan_cores)

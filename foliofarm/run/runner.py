@@ -1,8 +1,7 @@
 """A run: resolve the kernel, make the disk images, then a plain loop over the
 plan's steps (plan.py), each carried out by the executor (executor.py) and timed as
-a named stage; then the verdicts and the exit status (closing.py), repro.sh,
-the terminal table and the report. Results are written as they arrive
-(results/writer.py)."""
+a named stage; then the verdicts and the exit status (closing.py), repro.sh, the
+terminal table and the report; results written as they arrive (results/writer.py)."""
 
 from __future__ import annotations
 
@@ -14,7 +13,7 @@ from contextlib import contextmanager, nullcontext
 from rich.console import Console
 from rich.text import Text
 
-from foliofarm import hosttools
+from foliofarm import hosttools, shown
 from foliofarm.boot.qemu import QEMU
 from foliofarm.errors import FarmError, UsageError
 from foliofarm.intake import source
@@ -25,7 +24,8 @@ from foliofarm.results.arriving import Moment
 from foliofarm.results.writer import ResultsWriter
 from foliofarm.run.closing import close, on_interrupt
 from foliofarm.run.executor import Executor
-from foliofarm.run.plan import Measure, RunOptions, Steps, dry_run, steps
+from foliofarm.run import dry
+from foliofarm.run.plan import Measure, RunOptions, Steps, steps
 from foliofarm.util import ConsoleLog, clean_stale_tmp, deadline
 
 
@@ -49,8 +49,8 @@ class Runner:
             self.writer.add_seconds(name, time.monotonic() - t0)
 
     def dry_run(self) -> int:
-        for line in dry_run(self.opts, self.cache):
-            self.ui.print(line, markup=False, highlight=False)
+        for line in dry.dry_run(self.opts, self.cache):
+            self.ui.print(shown.rich_text(line), highlight=False)
         return 0
 
     def execute(self) -> int:
@@ -84,11 +84,11 @@ class Runner:
                 complete = self.loop(ex, steps(ex.ground(), o, src))
         except UsageError as exc:
             w.add_error("input", str(exc))
-            self.ui.print(Text("error: ", style="red") + Text(str(exc)))
+            self.ui.print(Text("error: ", style="red") + shown.rich_text(exc))
             complete, usage = False, True
         except FarmError as exc:
             w.add_error("setup", str(exc))
-            self.ui.print(Text("error: ", style="red") + Text(str(exc)))
+            self.ui.print(Text("error: ", style="red") + shown.rich_text(exc))
             complete = False
         finally:
             ex.close()
@@ -111,7 +111,7 @@ class Runner:
             booter.cancel(why)
         self.writer.add_error(stage, why)
         close(self.writer, False, self.opts.strict_style)
-        self.ui.print(Text("error: ", style="red") + Text(why))
+        self.ui.print(Text("error: ", style="red") + shown.rich_text(why))
 
     def loop(self, ex: Executor, steps: Steps) -> bool:
         """Carry out each step of the plan, timed; True if every measurement
@@ -136,10 +136,11 @@ class Runner:
         """repro.sh, the terminal tables and the report, from what was recorded."""
         w = self.writer
         doc = w.results()
-        if doc.cells:
-            summary.print_table(doc, [c.name for c in self.opts.checks])
-        if doc.verdicts:
-            summary.print_verdicts(doc)
+        try:        # the terminal's tables, never in the way of the report
+            doc.cells and summary.print_table(doc, [c.name for c in self.opts.checks])
+            doc.verdicts and summary.print_verdicts(doc)
+        except Exception as exc:      # noqa: BLE001 - said; the report is written all the same
+            self.log(f"the terminal's tables not shown: {exc}", "red")
         with self.stage("report"):     # every output written at the end (report/outputs.py)
             done = outputs.write_end(w.dir, doc, Moment(final=True, opts=self.opts, drawn=ex.drawn),
                                      lambda o, exc: self.log(f"{o.name} not written: {exc}", "red"))

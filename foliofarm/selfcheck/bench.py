@@ -24,7 +24,10 @@
   schedule (planned, replayed, real) and the planner's figure for 2 to 32
   cores; in the same runs, when the farm's own checks' verdict was final
   (under 30 s) and the selftests the patch touches (under 180 s); and the
-  first series run after `make run` against that median (no base boots).
+  first series run after `make run` against that median (no base boots);
+- the verdict by reach (selfcheck/areas.py): a series in each of three mm areas
+  (readahead, khugepaged, contpte), with selection and with --selftests all
+  (--series-only runs them after the two-patch series; --areas alone).
 
 Results go to RESULTS/bench.json and a table on the terminal; the pre-submit runs are named in
 RESULTS/bench-series.json as each ends (`--resume` goes on from them: selfcheck/series_runs.py)."""
@@ -43,20 +46,17 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from foliofarm import matrix
+from foliofarm import matrix, shown
 from foliofarm.intake import source
 from foliofarm.kernel.build import Builder
-from foliofarm.judge import catalogue
 from foliofarm.measure import schedule
 from foliofarm.measure.first import TOUCHED
 from foliofarm.measure.milestone import OWN
 from foliofarm.paths import ROOT, cache_dir
-from foliofarm.errors import InfraError
 from foliofarm.results.schema import Results
-from foliofarm.run import child
-from foliofarm.selfcheck import series_runs
+from foliofarm.selfcheck import areas, series_runs
 from foliofarm.selfcheck.patches import unique_mm_patch
-from foliofarm.selfcheck.series_runs import Timed
+from foliofarm.selfcheck.series_runs import Timed, final_after, timed_run
 from foliofarm.util import write_json
 
 WARM_TARGET_S = 30.0
@@ -64,22 +64,6 @@ SERIES_TARGET_S = 300.0      # the whole verdict, every check
 OWN_TARGET_S = 30.0          # the farm's own checks' verdict
 TOUCHED_TARGET_S = 180.0     # the selftests the series touches
 SERIES_RUNS = 3
-
-
-def timed_run(args: list[str], env: dict[str, str] | None = None,
-              check_names: str | None = None) -> Timed:
-    """One `foliofarm run` (the farm's own checks unless ``check_names``;
-    "" for the default, every check) timed from start to exit: (seconds,
-    exit status, its results) and its folder."""
-    results = Path(tempfile.mkdtemp(prefix="ffbench-"))
-    chosen = catalogue.own() if check_names is None else check_names
-    t0 = time.monotonic()
-    rc, doc = child.run_to_end([*(["--checks", chosen] if chosen else []), *args], results,
-                        env=dict(os.environ, **(env or {})))
-    seconds = time.monotonic() - t0
-    if doc is None or rc is None:
-        raise InfraError(f"`foliofarm run {' '.join(args)}` left no results (exit {rc}) in {results}")
-    return Timed(seconds, rc, doc, (results / "latest").resolve())
 
 
 def breakdown(doc: Results, wall_s: float) -> dict[str, float]:
@@ -156,19 +140,27 @@ def main(argv: list[str] | None = None) -> int:
                          "three kernel builds twice)")
     ap.add_argument("--series-only", action="store_true",
                     help="only the pre-submit figures (make run, then the series runs): about an hour")
+    ap.add_argument("--areas", action="store_true",
+                    help="only the area series (tests/bench/areas.toml), with selection and with "
+                         "--selftests all: hours on two cores")
+    ap.add_argument("--area-runs", type=int, default=3, help="runs of each area series in each mode")
     ap.add_argument("--resume", action="store_true",
                     help=f"go on from the runs RESULTS/{series_runs.FILE} names (a bench stopped part way)")
     args = ap.parse_args(argv)
     ui = Console()
     report: dict = {"kernel": args.kernel, "machine": {"cpus": os.cpu_count()}}
     kept = args.results / series_runs.FILE
-    if args.series_only:
-        report["series_to_verdict"] = series_to_verdict(ui, args.kernel, kept, args.resume)
+    if args.areas or args.series_only:
+        if args.series_only:
+            report["series_to_verdict"] = series_to_verdict(ui, args.kernel, kept, args.resume)
+        report["areas"] = areas.run_areas(ui, args.kernel, args.results, args.area_runs, args.resume,
+                                          os.cpu_count() or 1)
         args.results.mkdir(parents=True, exist_ok=True)
         write_json(args.results / "bench.json", report)
         ui.print(table(report))
-        ui.log(f"written {args.results / 'bench.json'}")
-        return 0 if report["series_to_verdict"]["exit"] == 0 else 1
+        ui.log(shown.rich_text(f"written {args.results / 'bench.json'}"))
+        return 0 if report.get("series_to_verdict", {}).get("exit", 0) == 0 and all(
+            m["exit"] == 0 for a in report["areas"].values() for m in (a.get("reached"), a.get("all")) if m) else 1
     warm = warm_runs(ui, args.kernel, report)
     cache = cache_dir()
     report["kernels"] = kernel_builds(ui, args.kernel, cache, warm, args.cold)
@@ -179,7 +171,7 @@ def main(argv: list[str] | None = None) -> int:
     args.results.mkdir(parents=True, exist_ok=True)
     write_json(args.results / "bench.json", report)
     ui.print(table(report))
-    ui.log(f"written {args.results / 'bench.json'}")
+    ui.log(shown.rich_text(f"written {args.results / 'bench.json'}"))
     ok = (report["warm_run"]["exit"] == report["warm_fresh_run"]["exit"] == 0
           and not report["warm_run"]["rebuilt"] and report["series_to_verdict"]["exit"] == 0)
     return 0 if ok else 1
@@ -240,7 +232,7 @@ def kernel_builds(ui: Console, kernel: str, cache: Path, warm: Results, cold: bo
                  "farm_warm_s": round(farm_warm, 2), "raw_noop_make_s": round(raw_noop, 1),
                  "warm_ratio": round(farm_warm / raw_noop, 3)}
         if cold:
-            ui.log(f"raw cold `make -j{os.cpu_count()} Image` of the {k.page_size} config, no ccache")
+            ui.log(shown.rich_text(f"raw cold `make -j{os.cpu_count()} Image` of the {k.page_size} config, no ccache"))
             with tempfile.TemporaryDirectory(prefix="ffraw-") as tmp:
                 shutil.copy2(bdir / ".config", Path(tmp) / ".config")
                 raw = raw_make(builder, src, Path(tmp), use_ccache=False, targets=("Image",))
@@ -261,13 +253,13 @@ def series_to_verdict(ui: Console, kernel: str, kept: Path, resume: bool = False
     Each run is named in ``kept`` as it ends; ``resume`` goes on from there."""
     base, runs, lost = series_runs.load(kept, kernel) if resume else (None, [], [])
     for folder in lost:
-        ui.log(f"{kept} names {folder}, which is gone: that run is made again")
+        ui.log(shown.rich_text(f"{kept} names {folder}, which is gone: that run is made again"))
     if base is None:
         ui.log("make run: the base measured afresh, booted twice for its noise, every check")
         base = timed_run(["--kernel", kernel, "--fresh", "--noise"], check_names="")
         series_runs.save(kept, kernel, base, runs)
     for i in range(len(runs), SERIES_RUNS + 1):
-        ui.log(f"series run {i + 1} of {SERIES_RUNS + 1}: a two-patch mm series, every check, full matrix")
+        ui.log(shown.rich_text(f"series run {i + 1} of {SERIES_RUNS + 1}: a two-patch mm series, every check, full matrix"))
         with tempfile.TemporaryDirectory(prefix="ffseries-") as tmp:
             runs.append(timed_run(["--kernel", kernel, "--series", str(unique_mm_patch(Path(tmp), touching=True))],
                                   check_names=""))
@@ -328,72 +320,68 @@ def work_limit(doc: Results, wall_s: float) -> dict:
             "planner": schedule.table(jobs, schedule.for_hosts(jobs, mem)) if jobs else []}
 
 
-def final_after(doc: Results, part: str) -> float | None:
-    """When the run's ``part`` (the own checks, the touched selftests) was
-    final (its milestone), in seconds."""
-    return next((m.seconds for m in doc.milestones if m.part == part), None)
-
-
 def table(report: dict) -> Table:
     """bench.json as a table of ratios and where the time went."""
     t = Table(title="foliofarm bench")
     t.add_column("measure")
     t.add_column("value")
-    series_rows(t, report["series_to_verdict"])
+    if "series_to_verdict" in report:
+        series_rows(t, report["series_to_verdict"])
+    areas.rows(t, report.get("areas", {}))
     if "warm_run" not in report:       # --series-only
         return t
     w, f = report["warm_run"], report["warm_fresh_run"]
-    t.add_row("warm full-matrix re-run", f"{w['seconds']:.1f} s (target {WARM_TARGET_S:.0f} s, "
-              f"ratio {w['ratio_to_target']:.2f}); rebuilt: {w['rebuilt'] or 'nothing'}")
+    t.add_row("warm full-matrix re-run", shown.rich_text(f"{w['seconds']:.1f} s (target {WARM_TARGET_S:.0f} s, "
+              f"ratio {w['ratio_to_target']:.2f}); rebuilt: {w['rebuilt'] or 'nothing'}"))
     t.add_row("warm re-run, every kernel booted (--fresh)",
-              f"{f['seconds']:.1f} s ({f['ratio_to_reused']}x the reused re-run)")
-    t.add_row("  where its time went", ", ".join(f"{k} {v} s" for k, v in report["fresh_breakdown"].items()))
+              shown.rich_text(f"{f['seconds']:.1f} s ({f['ratio_to_reused']}x the reused re-run)"))
+    t.add_row("  where its time went", shown.rich_text(", ".join(f"{k} {v} s" for k, v in report["fresh_breakdown"].items())))
     for p, s in report["boot_to_ready"].items():
-        t.add_row(f"boot to ready {p}", f"{s} s")
+        t.add_row(shown.rich_text(f"boot to ready {p}"), shown.rich_text(f"{s} s"))
     for name, pages in report["check_seconds"].items():
-        t.add_row(f"check {name}", ", ".join(f"{p}: {s} s" for p, s in pages.items()))
+        t.add_row(shown.rich_text(f"check {name}"), shown.rich_text(", ".join(f"{p}: {s} s" for p, s in pages.items())))
     for k in report["kernels"]:
-        t.add_row(f"kernel {k['page_size']}",
-                  f"farm cold build {k['farm_cold_build_s']} s; farm warm {k['farm_warm_s']} s vs raw "
+        t.add_row(shown.rich_text(f"kernel {k['page_size']}"),
+                  shown.rich_text(f"farm cold build {k['farm_cold_build_s']} s; farm warm {k['farm_warm_s']} s vs raw "
                   f"no-op make {k['raw_noop_make_s']} s (ratio {k['warm_ratio']})"
                   + (f"; raw cold make {k['raw_cold_make_s']} s (overhead ratio "
-                     f"{k['cold_overhead_ratio']})" if "raw_cold_make_s" in k else ""))
+                     f"{k['cold_overhead_ratio']})" if "raw_cold_make_s" in k else "")))
     if "cold_run" in report:
         c = report["cold_run"]
-        t.add_row("cold full-matrix run", f"{c['seconds']} s against {c['raw_cold_makes_s']} s of raw "
+        t.add_row("cold full-matrix run", shown.rich_text(f"{c['seconds']} s against {c['raw_cold_makes_s']} s of raw "
                   f"cold makes of the three configs: ratio {c['ratio_to_raw_makes']} (target "
-                  f"{COLD_TARGET_RATIO}); warm/cold {c['ratio_warm_to_cold']}")
-        t.add_row("  where its time went", ", ".join(f"{k} {v} s" for k, v in c["breakdown"].items()))
+                  f"{COLD_TARGET_RATIO}); warm/cold {c['ratio_warm_to_cold']}"))
+        t.add_row("  where its time went", shown.rich_text(", ".join(f"{k} {v} s" for k, v in c["breakdown"].items())))
     return t
 
 
 def series_rows(t: Table, sv: dict) -> None:
     t.add_row("pre-submit: two-patch mm series to the whole verdict, every check",
-              f"{sv['seconds']} s, median of {sv['runs_seconds']} (target {SERIES_TARGET_S:.0f} s, "
+              shown.rich_text(f"{sv['seconds']} s, median of {sv['runs_seconds']} (target {SERIES_TARGET_S:.0f} s, "
               f"ratio {sv['ratio_to_target']}); "
               f"incremental builds {sv['incremental_build_seconds']}; base reused on "
-              f"{sv['base_reused']} page sizes; verdicts {sv['verdicts']}")
+              f"{sv['base_reused']} page sizes; verdicts {sv['verdicts']}"))
     t.add_row("  the farm's own checks' verdict final after",
-              f"{sv['own_seconds']} s, median of {sv['own_runs_seconds']} (target {OWN_TARGET_S:.0f} s, "
-              f"ratio {sv['own_ratio_to_target']})")
-    t.add_row("  the touched selftests' verdict final after", f"{sv.get('touched_seconds')} s, median of "
-              f"{sv.get('touched_runs_seconds')} (target {TOUCHED_TARGET_S:.0f} s, ratio {sv.get('touched_ratio_to_target')})")
+              shown.rich_text(f"{sv['own_seconds']} s, median of {sv['own_runs_seconds']} (target {OWN_TARGET_S:.0f} s, "
+              f"ratio {sv['own_ratio_to_target']})"))
+    t.add_row("  the touched selftests' verdict final after", shown.rich_text(f"{sv.get('touched_seconds')} s, median of "
+              f"{sv.get('touched_runs_seconds')} (target {TOUCHED_TARGET_S:.0f} s, ratio {sv.get('touched_ratio_to_target')})"))
     t.add_row("  the first series after make run",
-              f"{sv['first_after_make_run_seconds']} s ({sv['first_ratio_to_median']}x the median; "
+              shown.rich_text(f"{sv['first_after_make_run_seconds']} s ({sv['first_ratio_to_median']}x the median; "
               f"base cells booted again: {sv['first_base_booted']}); make run itself "
-              f"{sv['make_run_seconds']} s")
-    t.add_row("  where its time went", ", ".join(f"{k} {v} s" for k, v in sv["breakdown"].items()))
+              f"{sv['make_run_seconds']} s"))
+    t.add_row("  where its time went", shown.rich_text(", ".join(f"{k} {v} s" for k, v in sv["breakdown"].items())))
     if sv.get("ratio_to_work_limit"):
-        t.add_row("  against the work it did", f"{sv['guest_cpu_seconds']} guest CPU seconds over {sv['cores']} "
+        t.add_row("  against the work it did", shown.rich_text(f"{sv['guest_cpu_seconds']} guest CPU seconds over {sv['cores']} "
                   f"cores: {sv['work_limit_seconds']} s; wall / that {sv['ratio_to_work_limit']}; by part "
-                  + ", ".join(f"{k} {v} s" for k, v in sv["guest_cpu_by_part"].items()))
+                  + ", ".join(f"{k} {v} s" for k, v in sv["guest_cpu_by_part"].items())))
     if sv.get("schedule"):
         sc = sv["schedule"]
-        t.add_row("  its schedule", f"planned {sc['planned_s']} s, replayed {sc['replayed_s']} s, "
-                  f"real {sc['real_s']} s ({sc['own_guests']}+{sc['tree_guests']} guests)")
+        t.add_row("  its schedule", shown.rich_text(f"planned {sc['planned_s']} s, replayed {sc['replayed_s']} s, "
+                  f"real {sc['real_s']} s ({sc['own_guests']}+{sc['tree_guests']} guests)"))
     for row in sv.get("planner", [])[1:]:
-        t.add_row(f"  planner: {row[0]} cores, {row[1]} guests",
-                  f"own checks {row[2]} s, whole {row[3]} s (bound {row[4]} s, ratio {row[5]})")
+        t.add_row(shown.rich_text(f"  planner: {row[0]} cores, {row[1]} guests"),
+                  shown.rich_text(f"own checks {row[2]} s, whole {row[3]} s (bound {row[4]} s, ratio {row[5]})"))
 
 
 if __name__ == "__main__":

@@ -36,6 +36,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from foliofarm import shown
 from foliofarm.boot.qemu import TCG_CPU
 from foliofarm.kept import read_kept
 from foliofarm.paths import ROOT
@@ -265,8 +266,8 @@ def timed(ui: Console, v: Variant, a: argparse.Namespace, base: Measured | None,
     base_doc = Path(base.results) / "results.json" if base and base.results else None
     with ui.status(f"{v.name}: foliofarm run --fresh {' '.join(v.args)}"):
         m = run_variant(v, a.results, a.run_args, base_doc, built)
-    ui.log(f"{v.name}: {m.error or f'{m.wall_s:.0f} s, guests {m.cpu_s:.0f} CPU s'}"
-           + ("" if m.same is None else f", same as the default: {m.same}"))
+    ui.log(shown.rich_text(f"{v.name}: {m.error or f'{m.wall_s:.0f} s, guests {m.cpu_s:.0f} CPU s'}"
+           + ("" if m.same is None else f", same as the default: {m.same}")))
     return m
 
 

@@ -25,6 +25,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from foliofarm import shown
 from foliofarm.judge import catalogue
 from foliofarm.paths import ROOT
 from foliofarm.results.schema import CheckResult, Results, VerdictRow
@@ -204,8 +205,8 @@ def main(argv: list[str] | None = None) -> int:
         o.name, o.seconds, o.error, o.results = label, round(seconds, 1), err, str(a.results / label)
         outcomes.append(o)
         save()
-        ui.log(f"{label}: {'ok' if o.ok else 'NOT OK'} in {o.seconds}s "
-               f"(caught {sorted(o.caught)}, missed {o.missed}, elsewhere {sorted(o.elsewhere)})")
+        ui.log(shown.rich_text(f"{label}: {'ok' if o.ok else 'NOT OK'} in {o.seconds}s "
+               f"(caught {sorted(o.caught)}, missed {o.missed}, elsewhere {sorted(o.elsewhere)})"))
     print_table(outcomes)
     caught = sum(o.ok for o in outcomes if m_named(o))
     total = sum(m_named(o) for o in outcomes)
@@ -227,7 +228,7 @@ def print_table(outcomes: list[MutantRun]) -> None:
     for o in outcomes:
         caught = "; ".join(f"{c}: {','.join(sorted(set(k)))}" for c, k in o.caught.items())
         t.add_row(o.name, ",".join(o.expected) or "(benign)", caught or ("-" if not o.error else o.error),
-                  ",".join(o.missed), "; ".join(f"{c}: {', '.join(v)}" for c, v in o.elsewhere.items()),
+                  shown.rich_text(",".join(o.missed)), shown.rich_text("; ".join(f"{c}: {', '.join(v)}" for c, v in o.elsewhere.items())),
                   str(o.seconds))
     Console().print(t)
 

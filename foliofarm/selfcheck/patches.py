@@ -4,12 +4,72 @@ for them and what they change is compiled for real."""
 
 from __future__ import annotations
 
+import difflib
 import time
+import tomllib
 from pathlib import Path
 
 from foliofarm.paths import ROOT
 
 EXAMPLES = ROOT / "examples" / "series"
+AREAS = ROOT / "tests" / "bench" / "areas.toml"
+
+
+def base_file(tree: Path, name: str) -> str:
+    """The file as the tree's first commit has it (Debian's source as shipped),
+    not as a series run may have left the work tree meanwhile."""
+    from foliofarm.intake import git
+    root = git.out(tree, "rev-list", "--max-parents=0", "HEAD").split()[0]
+    return git.out(tree, "show", f"{root}:{name}")
+
+
+def rewritten(tree: Path, row: dict, extra: str = "") -> tuple[str, str]:
+    """``row["file"]`` before and after its ``old`` text (found exactly once)
+    is made ``new``; ``extra``, a line put before the new text."""
+    text = base_file(tree, row["file"])
+    n = text.count(row["old"])
+    if n != 1:
+        raise SystemExit(f"foliofarm: {row['name']}: the old text occurs {n} times in {row['file']}")
+    return text, text.replace(row["old"], extra + row["new"], 1)
+
+
+def mail(path: str, before: str, after: str, subject: str, body: str,
+         author: str = "foliofarm mutants <mutants@foliofarm.invalid>") -> str:
+    """One patch as `git format-patch` writes it: ``path`` from ``before`` to ``after``."""
+    diff = list(difflib.unified_diff(before.splitlines(keepends=True), after.splitlines(keepends=True),
+                                     f"a/{path}", f"b/{path}", n=3))
+    added = sum(1 for ln in diff[2:] if ln.startswith("+"))
+    removed = sum(1 for ln in diff[2:] if ln.startswith("-"))
+    return (f"From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001\n"
+            f"From: {author}\n"
+            f"Date: Mon, 23 Nov 2026 00:00:00 +0000\n"
+            f"Subject: [PATCH] {subject}\n\n{body}---\n"
+            f" {path} | {added + removed} {'+' * added}{'-' * removed}\n"
+            f" 1 file changed, {added} insertions(+), {removed} deletions(-)\n\n"
+            f"diff --git a/{path} b/{path}\n{''.join(diff)}-- \n2.39.5\n\n")
+
+
+def areas() -> list[dict]:
+    """The bench's series in one area each (tests/bench/areas.toml)."""
+    return tomllib.loads(AREAS.read_text())["area"]
+
+
+def unique_area_patch(tree: Path, row: dict, out: Path) -> Path:
+    """The area series ``row`` (a change in one function that changes no
+    behaviour) with a comment line unique to this run before its new text:
+    the line shift changes the preprocessed source, so it compiles for real."""
+    if row.get("series"):       # an example series made unique: benign.mbox alone knows how
+        if row["series"] != "benign.mbox":
+            raise SystemExit(f"foliofarm-bench: {AREAS}: {row['name']}: only benign.mbox can be made "
+                             "unique; give the area as file/old/new")
+        return unique_mm_patch(out)
+    indent = row["new"][:len(row["new"]) - len(row["new"].lstrip("\t"))]
+    before, after = rewritten(tree, row, f"{indent}/* bench {time.time_ns()} */\n")
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / f"0001-{row['name']}.patch"
+    path.write_text(mail(row["file"], before, after, row["subject"], f"{row['why']}.\n",
+                         author="foliofarm bench <bench@foliofarm.invalid>"))
+    return path
 
 
 def unique_mm_patch(out: Path, touching: bool = False) -> Path:

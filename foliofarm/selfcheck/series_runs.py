@@ -8,11 +8,15 @@ is gone is run again."""
 from __future__ import annotations
 
 import json
+import os
+import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from foliofarm.errors import InfraError
+from foliofarm.judge import catalogue
 from foliofarm.results.schema import Results
 from foliofarm.run import child
 from foliofarm.util import write_json
@@ -76,3 +80,25 @@ def load(path: Path, kernel: str) -> tuple[Timed | None, list[Timed], list[str]]
     base = timed(had[1], lost)
     runs = [t for e in had[2] if (t := timed(e, lost)) is not None]
     return base, runs, lost
+
+
+def timed_run(args: list[str], env: dict[str, str] | None = None,
+              check_names: str | None = None) -> Timed:
+    """One `foliofarm run` (the farm's own checks unless ``check_names``;
+    "" for the default, every check) timed from start to exit: (seconds,
+    exit status, its results) and its folder."""
+    results = Path(tempfile.mkdtemp(prefix="ffbench-"))
+    chosen = catalogue.own() if check_names is None else check_names
+    t0 = time.monotonic()
+    rc, doc = child.run_to_end([*(["--checks", chosen] if chosen else []), *args], results,
+                        env=dict(os.environ, **(env or {})))
+    seconds = time.monotonic() - t0
+    if doc is None or rc is None:
+        raise InfraError(f"`foliofarm run {' '.join(args)}` left no results (exit {rc}) in {results}")
+    return Timed(seconds, rc, doc, (results / "latest").resolve())
+
+
+def final_after(doc: Results, part: str) -> float | None:
+    """When the run's ``part`` (the own checks, the touched selftests) was
+    final (its milestone), in seconds."""
+    return next((m.seconds for m in doc.milestones if m.part == part), None)

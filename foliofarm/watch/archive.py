@@ -15,7 +15,6 @@ from __future__ import annotations
 import gzip
 import json
 import re
-import shutil
 import subprocess
 import time
 import urllib.error
@@ -24,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
+from foliofarm.bounded import remove_tree
 from foliofarm.errors import InfraError, UsageError
 from foliofarm.intake import git
 
@@ -126,7 +126,7 @@ class Archive:
                 raise Unreachable(f"git fetch {url}: {p.stderr.strip()}")
             return dest
         tmp = dest.with_suffix(".partial")
-        shutil.rmtree(tmp, ignore_errors=True)
+        remove_tree(tmp)
         self.mirror.mkdir(parents=True, exist_ok=True)
         # a week deeper than the backlog: what is older than the backlog is
         # then still seen, and recorded as old, not silently missed
@@ -135,11 +135,11 @@ class Archive:
         p = git.git(None, "clone", "--quiet", "--mirror", *depth, url, str(tmp), check=False,
                     environment="user")
         if p.returncode and depth:       # nothing that recent: the newest message will do
-            shutil.rmtree(tmp, ignore_errors=True)
+            remove_tree(tmp)
             p = git.git(None, "clone", "--quiet", "--mirror", "--depth=1", url, str(tmp),
                         check=False, environment="user")
         if p.returncode:
-            shutil.rmtree(tmp, ignore_errors=True)
+            remove_tree(tmp)
             raise Unreachable(f"git clone {url}: {p.stderr.strip()}")
         tmp.rename(dest)
         return dest

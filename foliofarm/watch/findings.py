@@ -174,7 +174,7 @@ def body_of(a: Ask, row: Tracked | None) -> str:
         lines = [f"foliofarm did not run the reproducer of this message ({what}) on {series}:", "",
                  *("  " + ln for ln in (a.reason or "(no reason given)").splitlines()[:40])]
     else:
-        table = _section(Path(a.run_dir) / "report.txt")
+        table = _section(tester.report_text(Path(a.run_dir), lambda said: None))
         lines = [f"foliofarm ran the reproducer of this message ({what}) on arm64 under QEMU, "
                  f"on the base and on {series}, in every cell:", "", *table]
     lines += ["", "To ask again, reply with a line 'foliofarm: repro [ARGS]' and the reproducer "
@@ -182,10 +182,10 @@ def body_of(a: Ask, row: Tracked | None) -> str:
     return "\n".join(lines) + "\n" + reply.signature()
 
 
-def _section(report: Path) -> list[str]:
+def _section(report: str) -> list[str]:
     """report.txt's reproducer table (report/text.py), from its head line to
     the blank line after it."""
-    lines = report.read_text(errors="replace").splitlines()
+    lines = report.splitlines()
     start = next((i for i, ln in enumerate(lines) if ln.startswith("Reproducer ")), None)
     if start is None:
         return ["(the run's report has no reproducer table: see the status page)"]

@@ -13,6 +13,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from foliofarm import shown
 from foliofarm.errors import FarmError, InfraError, UsageError
 from foliofarm.kernel import prune
 from foliofarm.report import kcidb
@@ -58,7 +59,8 @@ class Watcher:
         self.sender = reply.Sender(self.cfg) if opts.send else None
 
     def say(self, text: str) -> None:
-        print(time.strftime("[%H:%M:%S] ") + text, file=self.o.log, flush=True)
+        # a Subject, a sender, a reason from a run: their escapes shown (shown.py)
+        print(time.strftime("[%H:%M:%S] ") + shown.terminal(text), file=self.o.log, flush=True)
 
     # -- the loop
 
@@ -334,7 +336,7 @@ class Watcher:
         if base := tester.base_commit(Path(row.run_dir) if row.run_dir else None):
             argv += ["--base", base]         # the branch moves on: the commit it was tested on
         if row.outcome == tester.JUDGED:
-            txt = (Path(row.run_dir) / "report.txt").read_text(errors="replace")
+            txt = tester.report_text(Path(row.run_dir), self.say)
             body = reply.judged_body(txt, v.version, len(v.patches), v.anchor, argv)
         else:
             said = tester.recorded_error(Path(row.run_dir) if row.run_dir else None) or row.reason

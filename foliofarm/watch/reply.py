@@ -17,6 +17,7 @@ from email.message import EmailMessage
 from email.utils import formataddr, formatdate, getaddresses, parseaddr
 from pathlib import Path
 
+from foliofarm import shown
 from foliofarm.errors import InfraError, UsageError
 from foliofarm.watch.config import WatchConfig
 from foliofarm.watch.threads import ADDRESS, Message, address_of
@@ -92,7 +93,7 @@ def compose(anchor: Message, key: str, body: str, cfg: WatchConfig) -> EmailMess
     msg["To"] = to
     if cc:
         msg["Cc"] = ", ".join(cc)
-    subject = (anchor.subject or "(no subject)")[:200]
+    subject = shown.header(anchor.subject or "(no subject)")
     msg["Subject"] = subject if subject.lower().startswith("re:") else f"Re: {subject}"
     msg["Date"] = formatdate(localtime=False)
     msg["Message-ID"] = f"<{reply_id(key, cfg)}>"
@@ -101,6 +102,7 @@ def compose(anchor: Message, key: str, body: str, cfg: WatchConfig) -> EmailMess
     msg["References"] = " ".join(f"<{r}>" for r in [*anchor.refs[-1:], anchor.msgid])
     msg["X-Mailer"] = "foliofarm watch"
     body += footer(cfg)          # in the signature: who runs it, how to opt out, the status page
+    body = shown.mail(body)      # a reproducer's lines, a console's, a Subject: escapes shown
     msg.set_content(body, charset="utf-8", cte="quoted-printable" if not body.isascii() else "7bit")
     return msg
 

@@ -4,12 +4,12 @@ static HTML file (STATE/index.html) that reads offline."""
 
 from __future__ import annotations
 
-import html
+
 import os
 import time
 from pathlib import Path
 
-from foliofarm import matrix
+from foliofarm import matrix, shown
 from foliofarm.util import write_atomic
 from foliofarm.watch.archive import is_url
 from foliofarm.watch.state import Tracked, State
@@ -25,13 +25,13 @@ def _when(t: float) -> str:
 
 
 def _link(href: str, text: str) -> str:
-    return f'<a href="{html.escape(href)}">{html.escape(text)}</a>'
+    return f'<a href="{shown.html(href)}">{shown.html(text)}</a>'
 
 
 def _subject(r: Tracked, archive: str) -> str:
     if is_url(archive):
         return _link(f"{archive.rstrip('/')}/{r.anchor}/", r.subject)
-    return html.escape(r.subject)
+    return shown.html(r.subject)
 
 
 def _links(r: Tracked, folder: Path) -> str:
@@ -50,12 +50,12 @@ def row_html(r: Tracked, pages: list[str], folder: Path, archive: str) -> str:
     cells = []
     for p in pages:
         v = verdicts.get(p)
-        cells.append(f'<td class="v-{html.escape(v[0])}">{html.escape(v[0])} &times;{v[1]}</td>'
+        cells.append(f'<td class="v-{shown.html(v[0])}">{shown.html(v[0])} &times;{v[1]}</td>'
                      if v else "<td></td>")
-    state = html.escape(r.state) + "".join(f'<div class="why">{html.escape(t)}</div>'
+    state = shown.html(r.state) + "".join(f'<div class="why">{shown.html(t)}</div>'
                                            for t in (r.reason, r.base) if t)
     return (f"<tr><td>{_subject(r, archive)}</td><td>v{r.version}</td><td>{r.total}</td>"
-            f"<td>{html.escape(r.author)}</td><td>{_when(r.date)}</td><td>{state}</td>"
+            f"<td>{shown.html(r.author)}</td><td>{_when(r.date)}</td><td>{state}</td>"
             + "".join(cells) + f"<td>{_links(r, folder)}</td></tr>")
 
 
@@ -75,15 +75,15 @@ def render(state: State, folder: Path, archive: str, days: float = 14,
     counts: dict[str, int] = {}
     for r in rows:
         counts[r.state] = counts.get(r.state, 0) + 1
-    head = "".join(f"<th>{html.escape(p)}</th>" for p in pages)
+    head = "".join(f"<th>{shown.html(p)}</th>" for p in pages)
     summary = ", ".join(f"{n} {s}" for s, n in sorted(counts.items())) or "nothing yet"
     span = f"in {only}" if only else f"in the last {days:g} days"
     older = " ".join(_link(f"archive-{m}.html", m) for m in months)
     return "\n".join([
         "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
         "<title>foliofarm watch</title>", f"<style>{STYLE}</style></head><body>",
-        f"<h1>foliofarm watch: {html.escape(archive)}</h1>",
-        f"<p>{len(rows)} series seen {span} ({html.escape(summary)}); {state.message_count()} "
+        f"<h1>foliofarm watch: {shown.html(archive)}</h1>",
+        f"<p>{len(rows)} series seen {span} ({shown.html(summary)}); {state.message_count()} "
         f"messages read; updated {_when(time.time())} UTC.</p>",
         (f"<p>Earlier months: {older}</p>" if older and not only else
          '<p><a href="index.html">the last days</a></p>' if only else ""),
@@ -104,10 +104,10 @@ def asks_html(state: State, since: float) -> list[str]:
            "<th>state</th><th>why</th></tr></thead><tbody>"]
     for a in sorted(asks, key=lambda a: a.asked, reverse=True):
         row = state.get(a.series)
-        out.append(f"<tr><td>{_when(a.asked)}</td><td>{html.escape(a.sender)}</td>"
-                   f"<td>{html.escape(row.subject if row else a.series)}</td>"
-                   f"<td>{html.escape((a.name + ' ' + a.args).strip())}</td>"
-                   f"<td>{html.escape(a.state)}</td><td>{html.escape(a.reason[:300])}</td></tr>")
+        out.append(f"<tr><td>{_when(a.asked)}</td><td>{shown.html(a.sender)}</td>"
+                   f"<td>{shown.html(row.subject if row else a.series)}</td>"
+                   f"<td>{shown.html((a.name + ' ' + a.args).strip())}</td>"
+                   f"<td>{shown.html(a.state)}</td><td>{shown.html(a.reason[:300])}</td></tr>")
     return out + ["</tbody></table>"]
 
 

@@ -26,7 +26,7 @@ JUDGED, NOT_APPLIED, NOT_BUILT, INFRA = "judged", "not-applied", "not-built", "i
 TIMED_OUT = "timed-out"          # stopped at the run's limit: not tried again
 # Worst first: a page size's verdict is the worst of its cells' checks.
 SEVERITY = (Verdict.BUILD_BROKEN, Verdict.REGRESSION, Verdict.ERROR, Verdict.INCOMPLETE, Verdict.CHANGED,
-            Verdict.FAIL, Verdict.FLAKY, Verdict.XPASS, Verdict.FIXED, Verdict.XFAIL, Verdict.PASS, Verdict.SKIP)
+            Verdict.FAIL, Verdict.FLAKY, Verdict.XPASS, Verdict.FIXED, Verdict.XFAIL, Verdict.PASS, Verdict.SKIP, Verdict.NOT_REACHED)
 # How the farm names a message of the series folder the watcher writes (loop.patch_folder).
 SERIES_FILE = re.compile(r"\b\d{4}\.eml\b|\bv\d+-[\w.-]*")
 
@@ -168,3 +168,29 @@ def page_verdicts(doc: schema.Results) -> dict[str, list[Any]]:
         elif v.verdict == cur[0]:
             cur[1] += 1
     return out
+
+
+def report_text(run_dir: Path, say: Callable[[str], None]) -> str:
+    """The run's report.txt; where the run could not write it (a rendering
+    that failed), made again here from its results.json, which every run
+    writes as results arrive: a series is answered from its results, never
+    marked failed because a report did not render."""
+    try:
+        return (run_dir / "report.txt").read_text(errors="replace")
+    except OSError as exc:
+        said = f"{run_dir / 'report.txt'} not readable ({exc.strerror})"
+    from foliofarm.report import readback, text
+    try:
+        out = text.render(readback(run_dir))
+        say(f"{said}: the reply made from its results.json")
+        return out
+    except Exception as exc:      # noqa: BLE001 - the verdicts alone, below
+        said += f"; report.txt from results.json failed too ({str(exc)[:200]})"
+    from foliofarm.results.outcome import Verdict
+    from foliofarm.results.read import load
+    doc = load(run_dir / "results.json")
+    rows = [f"  {r.get('cell')} {r.get('check')}: {r.get('verdict')}" for r in doc.get("verdicts") or []
+            if r.get("verdict") != Verdict.PASS and not r.get("subtest_of")]
+    say(f"{said}: the reply gives the verdicts from results.json")
+    return "\n".join(["foliofarm: the report could not be rendered; the verdicts that are not a pass:",
+                      *(rows or ["  none"]), ""])

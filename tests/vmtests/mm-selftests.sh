@@ -1,6 +1,6 @@
 #!/bin/sh
 # The kernel's mm selftests in the guest:
-#   mm-selftests CATEGORIES TIMEOUT DIR HUGETLB_MB [LEFT_OUT [PART [AT_ONCE [TOUCHED]]]]
+#   mm-selftests CATEGORIES TIMEOUT DIR HUGETLB_MB [LEFT_OUT [PART [AT_ONCE [TOUCHED [NOT_REACHED]]]]]
 #   CATEGORIES  run_vmtests.sh -t list ("mmap mremap cow ..."), or "all"
 #   TIMEOUT     seconds each test may run before it is killed
 #   DIR         a writable directory on the cell's filesystem type for the tests
@@ -23,6 +23,10 @@
 #   AT_ONCE     programs whose threads must run at the same time (one spins
 #               waiting for another), space-separated, or -
 #   TOUCHED     programs a series touches (foliofarm/intake/touched.py), or -
+#   NOT_REACHED tests the series cannot reach (foliofarm/coverage/select.py: on the
+#               base's coverage map, none of the functions it changes ran in
+#               them), by run_vmtests.sh's names, each between '|' ("|mremap_test|
+#               ksm_tests -U|"): reported as SKIP "not reached", not run; or -
 # The selftests disk (mounted at /mnt/ffmm) holds the programs built from the
 # tree under test, run_vmtests.sh and bash. The programs stay there; the work
 # folder in tmpfs links to them (run_vmtests.sh mounts hugetlbfs at ./huge).
@@ -30,6 +34,7 @@
 # /tmp/out/mm-selftests.ktap, which the host reads whole.
 set -u
 cats=$1 per_test=$2 dir=$3 hugetlb_mb=$4 left_out=${5:--} part=${6:-all} at_once=${7:--} touched=${8:--}
+not_reached=${9:--}
 case $part in all|page|race|cell|touched) ;;
 *) echo "mm-selftests: PART is all, page, race, cell or touched, not $part"; exit 2 ;; esac
 st=/mnt/ffmm
@@ -91,6 +96,12 @@ ff_timed() {
 		echo "foliofarm: SKIP: elsewhere: runs in the page size's guests, after the tests the series touches"
 		return 4
 	fi
+	# where it would run: a test the series cannot reach is not run
+	local name=$(echo "$*" | sed -e 's/^\(bash \)\?\.\///')
+	case "$FF_NOT_REACHED" in *"|$name|"*)
+		echo "foliofarm: SKIP: not reached: on the base's coverage map it ran none of the functions the series changes"
+		return 4 ;;
+	esac
 	case $takes_fs in yes)
 		if [ -z "$FF_FS_DIR" ]; then
 			echo "foliofarm: SKIP: no writable filesystem of the cell's type (EROFS is read-only)"
@@ -98,8 +109,26 @@ ff_timed() {
 		fi ;;
 	esac
 	local t0=$(date +%s)
-	timeout -s KILL "$FF_TEST_TIMEOUT" "$@"
+	[ -z "$FF_GCOV" ] || /bin/ffgcov reset
+	# The test in a process group of its own, killed whole at its deadline:
+	# a script's background children (charge_reserved_hugetlb.sh's
+	# `write_hugetlb_memory.sh | tee &`) would otherwise outlive it holding
+	# run_vmtests.sh's pipe, and the part would wait for them to its end.
+	# The watchdog in a group of its own too, its output nowhere, so that
+	# neither it nor its sleep holds the pipe once the test ends.
+	setsid "$@" &
+	local pid=$!
+	setsid sh -c "sleep $FF_TEST_TIMEOUT; kill -KILL -$pid" </dev/null >/dev/null 2>&1 &
+	local dog=$!
+	wait $pid 2>/dev/null
 	local rc=$? took=$(( $(date +%s) - t0 ))
+	kill -KILL -- -$dog 2>/dev/null
+	wait $dog 2>/dev/null
+	if [ -n "$FF_GCOV" ]; then
+		# a coverage kernel: what this test executed, under run_vmtests.sh's name for it
+		local n=$(cat /tmp/out/gcov/index 2>/dev/null | wc -l)
+		/bin/ffgcov save "st-$((n + 1))" "$name" >/dev/null 2>&1
+	fi
 	if [ $rc -eq 137 ] && [ $took -ge "$FF_TEST_TIMEOUT" ]; then
 		echo "foliofarm: TIMEOUT: killed after ${FF_TEST_TIMEOUT}s"
 	fi
@@ -114,7 +143,12 @@ if ! grep -q 'ff_timed "\$@"' "$work/run_vmtests.sh"; then
 	echo "mm-selftests: run_vmtests.sh of this tree has no (\"\$@\" 2>&1) line to put a deadline on"
 	exit 3
 fi
-export FF_TEST_TIMEOUT=$per_test FF_LEFT_OUT=$left_out FF_PART=$part FF_AT_ONCE=$at_once FF_TOUCHED=$touched
+# A coverage kernel (configs/kernels/coverage.config): each test's counters
+# saved by rootfs/ffgcov as it ends (the host's coverage map, foliofarm/coverage/)
+FF_GCOV=
+[ -e /sys/kernel/debug/gcov/reset ] && [ -x /bin/ffgcov ] && FF_GCOV=1
+export FF_GCOV FF_TEST_TIMEOUT=$per_test FF_LEFT_OUT=$left_out FF_PART=$part FF_AT_ONCE=$at_once FF_TOUCHED=$touched \
+	FF_NOT_REACHED=$not_reached
 # The folder for the tests that write files (khugepaged all:file,
 # split_huge_page_test): on the cell's own filesystem where it has a scratch one;
 # where it has none (EROFS is read-only) those tests report SKIP, as tmpfs would

@@ -22,9 +22,27 @@ limit=$(cat "$(dirname "$prog")/seconds" 2>/dev/null)
 set -- "$prog" "$@"
 [ "$(cat "$(dirname "$prog")/kind" 2>/dev/null)" = sh ] && set -- sh "$@"
 [ -n "$limit" ] && set -- timeout -s KILL "$limit" "$@"
+# the processes there before it: whatever else runs after it ended (what it
+# left in the background, detached or double-forked) is stopped and killed
+# before the dump is written, so nothing it started can replace the dump or
+# the status it exited with (shell builtins only: no process of ours is new)
+before=" $(cd /proc && echo [0-9]*) "
 FF_MNT=$mnt FF_DEV=$dev FF_FS=$fs "$@" > /tmp/ffrepro.out 2>&1
 rc=$?
 end=$(cut -d' ' -f1 /proc/uptime)
+for round in 1 2 3 4; do
+	left=""
+	for d in /proc/[0-9]*; do
+		p=${d#/proc/}
+		case "$before" in *" $p "*) continue ;; esac
+		[ "$p" = "$$" ] || left="$left $p"
+	done
+	[ -n "$left" ] || break
+	kill -STOP $left 2>/dev/null
+	kill -KILL $left 2>/dev/null
+	sleep 0.2
+done
+rm -f "$dump"
 late=0
 [ -n "$limit" ] && late=$(awk "BEGIN { print ($end - $start >= $limit) ? 1 : 0 }")
 {
