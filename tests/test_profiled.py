@@ -12,6 +12,7 @@ import pytest
 
 from foliofarm import matrix, sandbox
 from foliofarm.errors import FarmError
+from foliofarm.paths import KERNEL_CONFIGS
 from foliofarm.kernel import build, profiled
 from foliofarm.util import sha256_files
 
@@ -77,6 +78,16 @@ def test_the_coverage_variant_s_key_holds_its_directories_and_the_default_s_is_u
     assert "mm" in dirs and "arch/arm64/mm" in dirs
     assert b.config_key(page, "coverage") != sha256_files(build.fragments(page, "coverage"))[:16]
     assert profiled.config_key("x", "coverage") != profiled.config_key("x", "default")
+
+
+def test_the_coverage_fragment_sets_nothing_the_base_lacks():
+    """Same .config, same autoconf.h: the coverage build compiles only the
+    objects it profiles and takes the rest from the default build's ccache."""
+    def symbols(name):
+        text = (KERNEL_CONFIGS / name).read_text()
+        return {ln.strip() for ln in text.splitlines() if ln.startswith("CONFIG_")}
+    extra = symbols("coverage.config") - symbols("base.config")
+    assert not extra, f"coverage.config sets {sorted(extra)}: put them in base.config too"
 
 
 def test_a_series_keeps_the_notes_it_compiled_again_and_no_link(tmp_path):
