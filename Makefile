@@ -12,9 +12,18 @@ PYTEST_ARGS ?=
 
 all: run
 
-## run: the whole matrix on the default kernel (ARGS='...' for foliofarm run, RESULTS=DIR)
+## run: the whole matrix on the default kernel (ARGS='...' for foliofarm run, RESULTS=DIR);
+## then, after its verdict and for the default base alone (no ARGS), the base's
+## coverage map once (`coverage make --if-missing`: the series' runs select
+## the selftests they reach by it; MAP=no leaves it for `make coverage`). The
+## exit status is the verdict's.
+MAP ?= yes
 run: setup
-	$(VENV)/bin/foliofarm run --noise --results "$(RESULTS)" $(ARGS)
+	$(VENV)/bin/foliofarm run --noise --results "$(RESULTS)" $(ARGS); rc=$$?; \
+	$(if $(strip $(ARGS)),,if [ "$(MAP)" != no ] && [ $$rc -le 1 ]; then \
+	  $(VENV)/bin/foliofarm coverage make --if-missing --results "$(RESULTS)/coverage" \
+	  || echo "make run: the coverage map was not made (see above); the verdict stands"; fi;) \
+	exit $$rc
 
 ## test: unit tests, then integration tests that build and boot real kernels
 test: setup

@@ -46,6 +46,9 @@ def add_parser(sub: Any, d: dict[str, Any]) -> None:
                          "runs by default; a test the map has no record of always runs)")
     mk.add_argument("--fs", default=",".join(d["filesystems"]), help="the cells' filesystems (default all)")
     mk.add_argument("--results", type=Path, default=ROOT / "results" / "coverage")
+    mk.add_argument("--if-missing", action="store_true",
+                    help="only the page sizes whose map is missing or holds a test seen in fewer boots "
+                         "(make run's way: once per base)")
     mk.set_defaults(func=cmd_make)
     ad = cs.add_parser("add", help="read coverage runs already made into the map")
     common(ad)
@@ -76,9 +79,32 @@ def _base(args: argparse.Namespace) -> source.KernelSource:
     return src
 
 
+def missing(args: argparse.Namespace, pages: list[str]) -> list[str]:
+    """The page sizes whose map of the base is not made yet: none, or a test
+    in it seen in fewer than --boots boots (a run cut short)."""
+    cache, src = cache_dir(), _base(args)
+    out = []
+    for page in pages:
+        try:
+            m = cmap.loaded(cache, src.xy, src.state(), page)
+        except UsageError:
+            m = None
+        if m is None or not m.tests or any(len(r.boots) < args.boots for r in m.tests.values()):
+            out.append(page)
+    return out
+
+
 def cmd_make(args: argparse.Namespace, argv: list[str]) -> int:
     from foliofarm.judge import catalogue
     pages = _pages(args)
+    if args.if_missing:
+        made = [p for p in pages if p not in missing(args, pages)]
+        pages = [p for p in pages if p not in made]
+        if made:
+            print(f"foliofarm coverage: the map of {args.kernel} on {', '.join(made)} is made "
+                  f"({args.boots} boots of each test)", flush=True)
+        if not pages:
+            return 0
     runs: list[Path] = []
     for n in range(args.boots):
         out = args.results / f"boot-{n + 1}"
