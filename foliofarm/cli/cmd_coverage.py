@@ -98,8 +98,8 @@ def cmd_make(args: argparse.Namespace, argv: list[str]) -> int:
     from foliofarm.judge import catalogue
     pages = _pages(args)
     if args.if_missing:
-        made = [p for p in pages if p not in missing(args, pages)]
-        pages = [p for p in pages if p not in made]
+        left = missing(args, pages)
+        made, pages = [p for p in pages if p not in left], left
         if made:
             print(f"foliofarm coverage: the map of {args.kernel} on {', '.join(made)} is made "
                   f"({args.boots} boots of each test)", flush=True)
