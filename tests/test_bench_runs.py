@@ -150,6 +150,43 @@ def test_area_figures_are_medians_kept_and_read_back(tmp_path, monkeypatch):
         areas.load(path)
 
 
+def test_area_runs_kept_gzipped_read_back_on_another_machine(tmp_path, monkeypatch):
+    """Each area run's results.json is kept gzipped beside bench-areas.json:
+    copied to another RESULTS with every run folder gone, the runs read back
+    from their copies and give the same figures; a damaged copy drops its run."""
+    monkeypatch.setattr(areas.patches, "areas", lambda: [{"name": "khugepaged", "area": "mm/khugepaged.c"}])
+    here, there = tmp_path / "here", tmp_path / "there"
+    done: dict[str, list[dict]] = {}
+    for i, s in enumerate((300.0, 280.0)):
+        t = area_run(tmp_path, f"r{i}", REACHED, s)
+        e = areas.entry(t)
+        e["kept"] = areas.keep(t, here, f"khugepaged reached {i + 1}")
+        done.setdefault("khugepaged reached", []).append(e)
+    (here / areas.FILE).write_text(json.dumps({"kernel": "7.3", "runs": done}))
+    before = areas.area_figures(areas.load(here / areas.FILE), 2)
+    shutil.copytree(here, there)
+    for i in range(2):
+        shutil.rmtree(tmp_path / f"r{i}")
+    assert sorted(p.name for p in (there / areas.KEPT).iterdir()) == [
+        "khugepaged-reached-1.json.gz", "khugepaged-reached-2.json.gz"]
+    kept = areas.load(there / areas.FILE)
+    assert len(kept["khugepaged reached"]) == 2
+    assert areas.area_figures(kept, 2) == before
+    (there / areas.KEPT / "khugepaged-reached-2.json.gz").write_bytes(b"\x1f\x8b\x08not gzip")
+    assert len(areas.load(there / areas.FILE)["khugepaged reached"]) == 1
+
+
+def test_a_gzipped_results_json_reads_back_and_a_bomb_is_refused(tmp_path, monkeypatch):
+    from foliofarm.results import read
+    doc = read.read(DOC)
+    assert doc.run_id and doc.cells
+    monkeypatch.setattr(read, "GZ_LIMIT", 1 << 20)
+    bomb = tmp_path / "results.json.gz"
+    bomb.write_bytes(gzip.compress(b" " * (2 << 20)))
+    with pytest.raises(read.ResultsError, match="unpacks to more than 1 MB"):
+        read.read(bomb)
+
+
 @pytest.mark.integration          # Debian's 7.3 source, fetched once
 def test_each_area_series_changes_one_function_and_compiles_anew(tmp_path):
     """Each area series, made against Debian's 7.3 as shipped, applies with

@@ -11,7 +11,9 @@ version 1 and are read as such."""
 
 from __future__ import annotations
 
+import gzip
 import json
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -103,10 +105,29 @@ def typed(doc: dict[str, Any]) -> Results:
     return Results.model_validate(upgrade(doc))
 
 
-def load(path: Path) -> dict[str, Any]:
-    """Read and check a results.json a user handed over."""
+# the most a gzipped results.json may unpack to (the largest a 3x3 run with
+# every selftest wrote is a few MB): a bomb is refused, not unpacked
+GZ_LIMIT = 256 << 20
+
+
+def text_of(path: Path) -> str:
+    """``path``'s text; a ``.gz`` one unpacked, to GZ_LIMIT at most."""
+    if path.suffix != ".gz":
+        return path.read_text(encoding="utf-8")
     try:
-        text = path.read_text(encoding="utf-8")
+        with gzip.open(path, "rb") as f:
+            data = f.read(GZ_LIMIT + 1)
+    except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
+        raise ResultsError(f"{path}: not a whole gzip file ({exc})") from None
+    if len(data) > GZ_LIMIT:
+        raise ResultsError(f"{path}: unpacks to more than {GZ_LIMIT >> 20} MB: not a results.json")
+    return data.decode("utf-8")
+
+
+def load(path: Path) -> dict[str, Any]:
+    """Read and check a results.json (or results.json.gz) a user handed over."""
+    try:
+        text = text_of(path)
     except FileNotFoundError:
         raise ResultsError(f"{path} does not exist") from None
     except (OSError, UnicodeDecodeError) as exc:

@@ -10,11 +10,15 @@ the whole verdict (the median), when the farm's own checks' verdict was
 final, the selftests each page size ran and why the rest did not, the guests'
 CPU work over the cores (the work limit), and the ratios to the targets.
 
-The runs are named in RESULTS/bench-areas.json as each ends; `--resume` goes
-on from there (a run whose folder is gone is made again)."""
+The runs are named in RESULTS/bench-areas.json as each ends, each run's
+results.json kept gzipped beside it (RESULTS/bench-areas/); `--resume` goes on
+from there (a run whose folder and kept copy are both gone is made again). The
+kept copies let the medians span machines: bench-areas.json and its folder,
+copied into another machine's RESULTS, are read back there."""
 
 from __future__ import annotations
 
+import gzip
 import json
 import tempfile
 from pathlib import Path
@@ -36,6 +40,7 @@ from foliofarm.selfcheck.series_runs import Timed, final_after, timed_run
 from foliofarm.util import write_json
 
 FILE = "bench-areas.json"
+KEPT = "bench-areas"          # beside it: each run's results.json, gzipped
 MODES = {"reached": [], "all": ["--selftests", "all"]}
 # the whole verdict's targets: a series in the page cache's core, in one area
 TARGET_S = {"readahead": 480.0}
@@ -75,15 +80,32 @@ def entry(t: Timed) -> dict[str, Any]:
                                           if k.side == "series" and k.built_now}}
 
 
+def keep(t: Timed, results: Path, name: str) -> str:
+    """A copy of the run's results.json, gzipped, in RESULTS/bench-areas/:
+    its name there, relative to RESULTS."""
+    rel = f"{KEPT}/{name.replace(' ', '-')}.json.gz"
+    (results / KEPT).mkdir(parents=True, exist_ok=True)
+    data = (t.folder / "results.json").read_bytes()
+    (results / rel).write_bytes(gzip.compress(data, mtime=0))
+    return rel
+
+
+def readable(e: dict[str, Any], results: Path) -> bool:
+    """The run ``e`` reads back: from its folder, or from its kept copy."""
+    return (child.read_back(Path(e["results"])) is not None or
+            (bool(e.get("kept")) and child.read_back(results / e["kept"]) is not None))
+
+
 def load(path: Path) -> dict[str, list[dict[str, Any]]]:
-    """The runs an earlier bench kept, less those whose folder is gone."""
+    """The runs an earlier bench kept, less those that read back from
+    neither their folder nor their kept copy."""
     if not path.exists():
         return {}
     try:
         kept = json.loads(path.read_text())["runs"]
     except (ValueError, KeyError, TypeError) as e:
         raise InfraError(f"{path} cannot be read ({e}): remove it to bench the areas from the start") from e
-    return {k: [e for e in v if child.read_back(Path(e["results"])) is not None] for k, v in kept.items()}
+    return {k: [e for e in v if readable(e, path.parent)] for k, v in kept.items()}
 
 
 def run_areas(ui: Console, kernel: str, results: Path, runs: int, resume: bool,
@@ -111,7 +133,9 @@ def run_areas(ui: Console, kernel: str, results: Path, runs: int, resume: bool,
                 if t.rc < 0:
                     raise SystemExit(f"foliofarm-bench: a run was stopped ({t.folder}); "
                                      "`make bench BENCH_ARGS='--series-only --resume'` makes it again")
-                done.setdefault(key, []).append(entry(t))
+                e = entry(t)
+                e["kept"] = keep(t, results, f"{key} {len(done.get(key, [])) + 1}")
+                done.setdefault(key, []).append(e)
                 write_json(kept, {"kernel": kernel, "runs": done})
     return area_figures(done, cores)
 
