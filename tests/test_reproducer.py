@@ -58,7 +58,7 @@ def test_c_is_compiled_static_for_arm64(tmp_path):
     assert PT_INTERP not in program_headers(out.read_bytes())     # static: the guest has no libc of its own
 
 
-@pytest.mark.parametrize("name", ["fork-contpte.c", "contpte-partial.c", "contpte-mremap.c"])
+@pytest.mark.parametrize("name", ["fork-contpte.c", "contpte-partial.c", "contpte-mremap.c", "mthp-swap.c"])
 def test_the_farms_contpte_programs_compile_as_reproducers_as_they_are(tmp_path, name):
     """They include the farm's ffcontpte.h, which --repro offers beside the source."""
     src = repro.VMTESTS / name

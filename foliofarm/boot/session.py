@@ -146,6 +146,8 @@ def check_fmt(cell: Cell, chk: Check, dev: str, mounted_serial: Callable[[str], 
             "cont_kb": cell.page.cont_pte_pages * cell.page.bytes // 1024,
             # the stub file on the writable attachment, "-" where there is none (erofs)
             "wfile": f"/mnt/{fs}-rw/stubs.bin" if mounted_serial(f"{fs}-rw") else "-",
+            # the writable attachment's folder, "-" where there is none (erofs)
+            "wmnt": f"/mnt/{fs}-rw" if mounted_serial(f"{fs}-rw") else "-",
             # the selftests' empty filesystem of the cell's type, "-" where there is none
             "wdir": f"/mnt/{fs}-mm" if mounted_serial(f"{fs}-mm") else "-",
             **{k: v for k, v in chk.options.items() if isinstance(v, (str, int, float))}}

@@ -35,7 +35,7 @@ ERROR_HEAD = 64 << 10           # bytes of each compiler stream read for its err
 # the farm's headers a reproducer may include, offered beside its source: the
 # contpte programs' helpers (PTE_CONT through the probe, an mTHP size), so that
 # tests/vmtests/contpte-*.c run as reproducers as they are
-HEADERS = (VMTESTS / "ffcontpte.h",)
+HEADERS = (VMTESTS / "ffcontpte.h", VMTESTS / "fffolio.h")
 
 
 @dataclass(frozen=True)
