@@ -58,11 +58,12 @@ def test_c_is_compiled_static_for_arm64(tmp_path):
     assert PT_INTERP not in program_headers(out.read_bytes())     # static: the guest has no libc of its own
 
 
-@pytest.mark.parametrize("name", ["fork-contpte.c", "contpte-partial.c", "contpte-mremap.c", "mthp-swap.c"])
-def test_the_farms_contpte_programs_compile_as_reproducers_as_they_are(tmp_path, name):
-    """They include the farm's ffcontpte.h, which --repro offers beside the source."""
+@pytest.mark.parametrize("name", ["fork-contpte.c", "contpte-partial.c", "contpte-mremap.c", "mthp-swap.c",
+                                  "shmem-mthp.c", "write-folios.c"])
+def test_the_farms_contpte_and_folio_programs_compile_as_reproducers_as_they_are(tmp_path, name):
+    """They include the farm's ffcontpte.h or fffolio.h, which --repro offers beside the source."""
     src = repro.VMTESTS / name
-    assert '#include "ffcontpte.h"' in src.read_text()
+    assert '#include "ffcontpte.h"' in src.read_text() or '#include "fffolio.h"' in src.read_text()
     out = repro.compiled(repro.load(src), tmp_path / "repro")
     assert out.read_bytes()[:4] == b"\x7fELF"
 

@@ -33,8 +33,10 @@ CFLAGS = ["-static", "-O2", "-g0", "-Wall", "-pthread"]
 COMPILE_SECONDS = 120
 ERROR_HEAD = 64 << 10           # bytes of each compiler stream read for its error lines
 # the farm's headers a reproducer may include, offered beside its source: the
-# contpte programs' helpers (PTE_CONT through the probe, an mTHP size), so that
-# tests/vmtests/contpte-*.c run as reproducers as they are
+# contpte programs' helpers (PTE_CONT through the probe, an mTHP size) and the
+# folio programs' (folio sizes from pagemap and kpageflags, mTHP sizes and
+# stats), so that tests/vmtests/contpte-*.c, mthp-swap.c, shmem-mthp.c and
+# write-folios.c run as reproducers as they are
 HEADERS = (VMTESTS / "ffcontpte.h", VMTESTS / "fffolio.h")
 
 

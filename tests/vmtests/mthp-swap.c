@@ -44,7 +44,7 @@
 
 #define MAX_SIZES 16
 #define STAMP 0x5a5a000000000000ULL
-#define REGION (4UL << 20)      /* each size's region, or one folio if larger */
+#define REGION (1UL << 20)      /* each size's region, or one folio if larger */
 #define SWAPFILE_MB 40          /* holds the largest region below the cap */
 
 static size_t page;
@@ -63,7 +63,7 @@ static int drop_swap_cache(size_t bytes)
 	char line[128], num[32];
 	int fd;
 
-	for (int i = 0; i < 100; i++) {
+	for (int i = 0; i < 1000; i++) {
 		FILE *f = fopen("/proc/meminfo", "r");
 		long wb = -1;
 
@@ -74,7 +74,7 @@ static int drop_swap_cache(size_t bytes)
 			fclose(f);
 		if (wb == 0)
 			break;
-		usleep(100000);
+		usleep(10000);
 	}
 	/* clean page cache first (the swap file's own, written just before),
 	 * which reclaim would otherwise take before the swap cache */

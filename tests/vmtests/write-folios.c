@@ -6,15 +6,18 @@
  * for a folio of the chunk's length (write_begin_get_folio(), iomap's
  * __iomap_get_folio(): fgf_set_order(len)), so one large write() fills the
  * page cache with folios up to the mapping's largest order:
- *   - XFS: MAX_PAGECACHE_ORDER (fs/xfs/xfs_icache.c mapping_set_folio_min_order());
+ *   - XFS: MAX_PAGECACHE_ORDER (fs/xfs/xfs_icache.c mapping_set_folio_min_order()),
+ *     of no more than the 1024 pages xfs_buffered_write_iomap_begin() maps at
+ *     a time (fs/xfs/xfs_iomap.c);
  *   - ext4: EXT4_MAX_PAGECACHE_ORDER(sb), umin(MAX_PAGECACHE_ORDER,
  *     11 + blocksize_bits - PAGE_SHIFT) (fs/ext4/super.c): 2M on 4K pages,
  *     8M on 16K and 64K with the farm's 4K blocks;
  *   - MAX_PAGECACHE_ORDER (include/linux/pagemap.h) min(MAX_XAS_ORDER,
  *     HPAGE_PMD_ORDER): 2M on 4K pages, 32M on 16K, 128M on 64K.
  * Files written on the cell's writable filesystem (DIR): one block (4K),
- * 1M and 64M ("block", "m1", "m64"), each with one write(); and 64K writes at 128 random 64K-aligned
- * offsets of a sparse 16M file. For each: the largest folio and the share of
+ * 1M and 64M ("block", "m1", "m64"), each with one write(), memory
+ * compacted first; and 64K writes at 128 random 64K-aligned offsets of a
+ * sparse 16M file. For each: the largest folio and the share of
  * its pages in large folios after the write, after fsync(), and after the
  * page cache is dropped and the file read again with read(); every byte
  * compared with what was written. The folios are read from pagemap and
@@ -114,14 +117,19 @@ static void read_back(int fd, size_t len, unsigned seed, const unsigned char *wr
 	free(buf);
 }
 
-static void drop_caches(void)
+static void write_proc(const char *path, const char *value)
 {
-	int fd = open("/proc/sys/vm/drop_caches", O_WRONLY);
+	int fd = open(path, O_WRONLY);
 
-	if (fd < 0 || write(fd, "3", 1) != 1)
-		perror("drop_caches");
+	if (fd < 0 || write(fd, value, strlen(value)) != (ssize_t)strlen(value))
+		perror(path);
 	if (fd >= 0)
 		close(fd);
+}
+
+static void drop_caches(void)
+{
+	write_proc("/proc/sys/vm/drop_caches", "3");
 }
 
 static void print_seen(const char *what, const char *when, struct seen s)
@@ -139,6 +147,9 @@ static void one_file(const char *dir, const char *what, size_t len, unsigned see
 	int fd;
 
 	snprintf(path, sizeof(path), "%s/ffwrite-%s", dir, what);
+	/* free memory in blocks of every order, so that the folio sizes are
+	 * the kernel's choice, not what a fragmented guest had left */
+	write_proc("/proc/sys/vm/compact_memory", "1");
 	fd = open(path, O_CREAT | O_TRUNC | O_RDWR, 0600);
 	if (fd < 0) {
 		perror(path);
