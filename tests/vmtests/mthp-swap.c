@@ -12,9 +12,9 @@
  * by one through swapin_readahead().
  *
  * For every anon mTHP size of sysfs up to CAP_KB, the others off: an aligned
- * region of such folios, each page stamped; MADV_PAGEOUT; the swap cache it
- * leaves dropped (writeback waited for, clean page cache dropped, then
- * memory.reclaim); every page
+ * region of such folios, each page stamped; MADV_PAGEOUT; then, for all of
+ * them at once, the swap cache they leave dropped (writeback waited for,
+ * clean page cache dropped, then memory.reclaim); every page
  * read back. Twice: to the guest's swap disk, and to a swap file on the
  * cell's filesystem (DIR; "-": none, the cell's filesystem is read-only).
  * Prints, per device: the share of folios swapped out whole and split, the
@@ -45,7 +45,7 @@
 #define MAX_SIZES 16
 #define STAMP 0x5a5a000000000000ULL
 #define REGION (1UL << 20)      /* each size's region, or one folio if larger */
-#define SWAPFILE_MB 40          /* holds the largest region below the cap */
+#define SWAPFILE_MB 40          /* holds every region below the cap at once */
 
 static size_t page;
 
@@ -114,62 +114,100 @@ static long in_cache(char *map, size_t len)
 	return c;
 }
 
-/* One size: its region out to swap and back, counted into ``t``. 0, or -1. */
-static int one_size(long kb, struct tally *t)
-{
-	size_t size = (size_t)kb << 10, len = size > REGION ? size : REGION;
-	long fpages = size / page, n = len / page;
-	struct ff_backing b;
-	char *map = ff_aligned(len, size, PROT_READ | PROT_WRITE);
-	long o0 = ff_mthp_stat(kb, "swpout"), f0 = ff_mthp_stat(kb, "swpout_fallback");
-	long i0 = ff_mthp_stat(kb, "swpin"), if0 = ff_mthp_stat(kb, "swpin_fallback");
+/* One size's region, from its write to its read back. */
+struct region {
+	long kb, i0, if0;
+	size_t len;
+	char *map;
+};
 
-	if (!map)
+static uint64_t stamp(const struct region *r, long i)
+{
+	return STAMP + ((uint64_t)r->kb << 24) + i;
+}
+
+/* Size ``r->kb``'s region written (the size alone set to "always") and
+ * paged out, counted into ``t``. 0, or -1. */
+static int out(struct region *r, struct tally *t)
+{
+	size_t size = (size_t)r->kb << 10;
+	long n, o0, f0;
+	struct ff_backing b;
+
+	r->len = size > REGION ? size : REGION;
+	n = r->len / page;
+	if (ff_set_size(r->kb, "enabled", "always", NULL, 0))
 		return -1;
-	for (long i = 0; i < n; i++)
-		*(uint64_t *)(map + i * page) = STAMP + ((uint64_t)kb << 24) + i;
-	if (ff_backing(map, len, page, fpages, &b))
+	r->map = ff_aligned(r->len, size, PROT_READ | PROT_WRITE);
+	for (long i = 0; r->map && i < n; i++)
+		*(uint64_t *)(r->map + i * page) = stamp(r, i);
+	ff_set_size(r->kb, "enabled", "never", NULL, 0);
+	if (!r->map || ff_backing(r->map, r->len, page, size / page, &b))
 		return -1;
-	t->folios += len / size;
+	t->folios += r->len / size;
 	t->pages += n;
 	t->before += b.large;
-	if (madvise(map, len, MADV_PAGEOUT)) {
+	o0 = ff_mthp_stat(r->kb, "swpout");
+	f0 = ff_mthp_stat(r->kb, "swpout_fallback");
+	r->i0 = ff_mthp_stat(r->kb, "swpin");
+	r->if0 = ff_mthp_stat(r->kb, "swpin_fallback");
+	if (madvise(r->map, r->len, MADV_PAGEOUT)) {
 		perror("MADV_PAGEOUT");
 		return -1;
 	}
-	o0 = ff_mthp_stat(kb, "swpout") - o0;
-	f0 = ff_mthp_stat(kb, "swpout_fallback") - f0;
-	printf("# %ldkB: %zu folios, swpout %ld, swpout_fallback %ld\n", kb, len / size, o0, f0);
+	o0 = ff_mthp_stat(r->kb, "swpout") - o0;
+	f0 = ff_mthp_stat(r->kb, "swpout_fallback") - f0;
+	printf("# %ldkB: %zu folios, swpout %ld, swpout_fallback %ld\n", r->kb, r->len / size, o0, f0);
 	t->whole += o0;
 	t->split += f0;
-	if (ff_backing(map, len, page, 2, &b) || drop_swap_cache(2 * len))
+	if (ff_backing(r->map, r->len, page, 2, &b))
 		return -1;
 	t->swapped += b.swapped;
-	t->cached += in_cache(map, len);
-	for (long i = 0; i < n; i++)
-		if (*(uint64_t *)(map + i * page) != STAMP + ((uint64_t)kb << 24) + i)
-			t->data_ok = 0;
-	if (ff_backing(map, len, page, 2, &b))
-		return -1;
-	t->back_large += b.large;
-	t->swpin += ff_mthp_stat(kb, "swpin") - i0;
-	t->swpin_fallback += ff_mthp_stat(kb, "swpin_fallback") - if0;
-	munmap(map, len);
 	return 0;
 }
 
-/* Every size in ``kb`` (``n`` of them) on its own, the others off. */
+/* Size ``r->kb``'s region read back from swap, counted into ``t``. 0, or -1. */
+static int back(struct region *r, struct tally *t)
+{
+	struct ff_backing b;
+
+	t->cached += in_cache(r->map, r->len);
+	for (long i = 0; i < (long)(r->len / page); i++)
+		if (*(uint64_t *)(r->map + i * page) != stamp(r, i))
+			t->data_ok = 0;
+	if (ff_backing(r->map, r->len, page, 2, &b))
+		return -1;
+	t->back_large += b.large;
+	t->swpin += ff_mthp_stat(r->kb, "swpin") - r->i0;
+	t->swpin_fallback += ff_mthp_stat(r->kb, "swpin_fallback") - r->if0;
+	munmap(r->map, r->len);
+	return 0;
+}
+
+/* Every size in ``kb`` (``n`` of them), each on its own (the others off),
+ * out to swap; the swap cache dropped once for all; every one read back. */
 static int every_size(const long *kb, int n, struct tally *t)
 {
-	int bad = 0;
+	struct region r[MAX_SIZES] = { 0 };
+	size_t total = 0;
+	int bad = 0, left = 1;
 
 	t->data_ok = 1;
-	for (int i = 0; i < n; i++) {
-		if (ff_set_size(kb[i], "enabled", "always", NULL, 0))
-			return -1;
-		bad |= one_size(kb[i], t);
-		ff_set_size(kb[i], "enabled", "never", NULL, 0);
+	for (int i = 0; i < n && !bad; i++) {
+		r[i].kb = kb[i];
+		bad |= out(&r[i], t);
+		total += r[i].len;
 	}
+	/* reclaim takes what it finds first: asked again while any page of the
+	 * regions is still in the swap cache, eight times at most */
+	for (int k = 0; !bad && left && k < 8; k++) {
+		bad |= drop_swap_cache(2 * total);
+		left = 0;
+		for (int i = 0; i < n; i++)
+			left |= in_cache(r[i].map, r[i].len) != 0;
+	}
+	for (int i = 0; i < n && !bad; i++)
+		bad |= back(&r[i], t);
 	return bad;
 }
 

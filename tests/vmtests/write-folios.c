@@ -5,7 +5,8 @@
  * mapping_max_folio_size() at a time, and the filesystem's write_begin asks
  * for a folio of the chunk's length (write_begin_get_folio(), iomap's
  * __iomap_get_folio(): fgf_set_order(len)), so one large write() fills the
- * page cache with folios up to the mapping's largest order:
+ * page cache with folios up to the mapping's largest order (or the file's
+ * size: 32M is the largest here):
  *   - XFS: MAX_PAGECACHE_ORDER (fs/xfs/xfs_icache.c mapping_set_folio_min_order()),
  *     of no more than the 1024 pages xfs_buffered_write_iomap_begin() maps at
  *     a time (fs/xfs/xfs_iomap.c);
@@ -15,8 +16,8 @@
  *   - MAX_PAGECACHE_ORDER (include/linux/pagemap.h) min(MAX_XAS_ORDER,
  *     HPAGE_PMD_ORDER): 2M on 4K pages, 32M on 16K, 128M on 64K.
  * Files written on the cell's writable filesystem (DIR): one block (4K),
- * 1M and 64M ("block", "m1", "m64"), each with one write(), memory
- * compacted first; and 64K writes at 128 random 64K-aligned offsets of a
+ * 1M and 32M ("block", "m1", "m32"), each with one write() (memory
+ * compacted before the 32M one); and 64K writes at 128 random 64K-aligned offsets of a
  * sparse 16M file. For each: the largest folio and the share of
  * its pages in large folios after the write, after fsync(), and after the
  * page cache is dropped and the file read again with read(); every byte
@@ -147,9 +148,10 @@ static void one_file(const char *dir, const char *what, size_t len, unsigned see
 	int fd;
 
 	snprintf(path, sizeof(path), "%s/ffwrite-%s", dir, what);
-	/* free memory in blocks of every order, so that the folio sizes are
-	 * the kernel's choice, not what a fragmented guest had left */
-	write_proc("/proc/sys/vm/compact_memory", "1");
+	/* the largest file: free memory in blocks of every order first, so that
+	 * its folio sizes are the kernel's choice, not what a fragmented guest had left */
+	if (len >= (32UL << 20))
+		write_proc("/proc/sys/vm/compact_memory", "1");
 	fd = open(path, O_CREAT | O_TRUNC | O_RDWR, 0600);
 	if (fd < 0) {
 		perror(path);
@@ -223,7 +225,7 @@ int main(int argc, char **argv)
 		return 0;
 	one_file(dir, "block", 4096, 1, write_whole);
 	one_file(dir, "m1", 1 << 20, 2, write_whole);
-	one_file(dir, "m64", 64 << 20, 3, write_whole);
+	one_file(dir, "m32", 32 << 20, 3, write_whole);
 	one_file(dir, "random", RANDOM_FILE, 4, write_random);
 	printf("data_ok: %d\n", data_ok);
 	return unread ? 2 : 0;
