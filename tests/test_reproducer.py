@@ -121,7 +121,10 @@ DRIVER = Path(__file__).resolve().parent / "vmtests" / "repro-run.sh"
 
 def driven(tmp_path: Path, kind: str, program: str, *args: str) -> str:
     """The guest's driver, run by this host's sh on a reproducer as the disk
-    lays it out (the page cache left as it is)."""
+    lays it out (the page cache left as it is), in a PID namespace of its own
+    with its own /proc: after the reproducer the driver kills every process
+    /proc shows that was not there before it, which on the host itself would
+    be whatever else started meanwhile (another run's compilers)."""
     import os
     import subprocess
     disk = tmp_path / "ffrepro"
@@ -130,9 +133,34 @@ def driven(tmp_path: Path, kind: str, program: str, *args: str) -> str:
     (disk / "repro").chmod(0o755)
     (disk / "kind").write_text(kind + "\n")
     dump = tmp_path / "repro.dump"
-    subprocess.run(["sh", str(DRIVER), str(dump), "xfs", "/mnt/xfs", "vdb", str(disk / "repro"), *args],
+    alone = ["bwrap", "--dev-bind", "/", "/", "--unshare-pid", "--proc", "/proc", "--die-with-parent"]
+    subprocess.run([*alone, "sh", str(DRIVER), str(dump), "xfs", "/mnt/xfs", "vdb", str(disk / "repro"), *args],
                    check=True, env={**os.environ, "FFREPRO_WARM": "1"})
     return dump.read_text()
+
+
+def test_the_driver_run_here_kills_nothing_that_started_beside_it(tmp_path):
+    """The driver kills what its reproducer left running; run on this host by
+    the tests, it must not reach a process that started meanwhile outside it
+    (it once killed the compilers of a farm run beside the unit tests)."""
+    import subprocess
+    import threading
+    import time
+    beside: list[subprocess.Popen] = []
+
+    def start_one() -> None:
+        time.sleep(0.5)                 # while the reproducer sleeps
+        beside.append(subprocess.Popen(["sleep", "30"]))
+    t = threading.Thread(target=start_one)
+    t.start()
+    driven(tmp_path, "sh", "sleep 2\n")
+    t.join()
+    try:
+        assert beside and beside[0].poll() is None, "the driver killed a process outside it"
+    finally:
+        for p in beside:
+            p.kill()
+            p.wait()
 
 
 def test_the_drivers_dump_carries_the_status_the_output_and_the_printed_figures(tmp_path):
