@@ -17,6 +17,9 @@ from conftest import MATRIX_CHECKS, load
 
 pytestmark = pytest.mark.integration
 
+# (check, filesystem) whose 7.3 expectations are xfail with their reason
+KNOWN_XFAIL = {("write-folios", "erofs")}
+
 
 def test_full_matrix_meets_expectations(matrix_run):
     code, doc, _ = matrix_run
@@ -35,9 +38,11 @@ def test_full_matrix_meets_expectations(matrix_run):
         # the tree's tools/mm/thpmaps reads the same mapping as the farm does
         tm = by["thpmaps"]["metrics"]
         assert by["thpmaps"].get("rows") and tm["disagreements"] == 0, (cell["id"], by["thpmaps"]["reason"])
-        # every check of the catalogue states 7.3's behaviour: all must pass
+        # every check of the catalogue states 7.3's behaviour: all must pass, but
+        # where its expectations say why not (write-folios: EROFS has no write path)
         for name, c in by.items():
-            assert c["outcome"] == "pass", (cell["id"], name, c["reason"])
+            known = c["outcome"] == "xfail" and (name, cell["fs"]) in KNOWN_XFAIL
+            assert c["outcome"] == "pass" or known, (cell["id"], name, c["reason"])
     assert doc["complete"] is True
     assert code == 0
 

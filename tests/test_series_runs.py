@@ -48,8 +48,9 @@ def test_benign_series_gives_no_regression_on_the_full_matrix(budget, tmp_path, 
     assert doc["checkpatch"][0]["errors"] == 0
     rows = doc["verdicts"]
     assert len(rows) == 9 * (len(catalogue.own().split(",")) + 1)       # every cell, every check, console
+    # pass, or xfail on both sides where the expectations say why (EROFS: no write path)
     bad = [(r["page_size"], r["fs"], r["check"], r["verdict"], r["series_reason"]) for r in rows
-           if r["verdict"] != "pass"]
+           if r["verdict"] != "pass" and (r["verdict"], r["check"], r["fs"]) != ("xfail", "write-folios", "erofs")]
     assert not bad
     # the series was really built (incrementally, in the base's build directory) and booted
     series_kernels = [k for k in doc["kernels"] if k["side"] == "series"]
