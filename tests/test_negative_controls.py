@@ -16,7 +16,7 @@ pytestmark = pytest.mark.integration
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = "4k,64k"
-CHECKS = "exec-text,mmap-miss,force-thp-ra,anon-mthp"
+CHECKS = "exec-text,mmap-miss,force-thp-ra,anon-mthp,mthp-swap"
 
 # control -> the page sizes where its check must regress (passes elsewhere)
 CONTROLS = {
@@ -24,6 +24,7 @@ CONTROLS = {
     "mmap-miss": {"4k", "64k"},
     "force-thp-ra": {"64k"},
     "anon-mthp": {"4k", "64k"},
+    "mthp-swap": {"4k"},             # 64K splits every mTHP before swap-out anyway
 }
 
 
