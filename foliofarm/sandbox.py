@@ -250,6 +250,10 @@ def run(argv: Sequence[str | os.PathLike[str]], *, read: Sequence[Path] = (),
                     cap=CAPTURED)
         if proc.returncode and group is not None and (why := group.stopped()):
             raise TimedOut(f"{name} was stopped at {why}")
+        # a watch that walks at intervals has the last word: what a command
+        # made between its last walk and its end counts too
+        if watch is not None and (why := getattr(watch, "final", lambda: "")()):
+            raise TimedOut(f"{name} was stopped at {why} (found when it ended)")
         return proc
     except TimedOut:
         raise

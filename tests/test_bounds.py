@@ -15,6 +15,7 @@ from hypothesis import given, settings, strategies as st
 
 from foliofarm import bounded, sandbox, util
 from foliofarm.bounded import Capped, remove_tree
+from foliofarm.errors import TimedOut
 from foliofarm.kernel import seriesdisk, untrusted
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -185,6 +186,25 @@ def test_the_walk_counts_inodes(tmp_path, monkeypatch):
     for i in range(600):
         (d / f"f{i}").touch()
     assert "500 files and directories" in watch()
+
+
+def test_a_bomb_between_two_walks_is_found_when_the_build_ends(tmp_path, monkeypatch):
+    """The walk runs every 15 s: files a build made and finished with in less
+    (a series' build of 14 s as a user, 300,000 files) are found by the last
+    walk, when the command ends, and the sandbox stops it with the reason."""
+    from foliofarm import sandbox
+    monkeypatch.setattr(untrusted, "SERIES_INODES", 500)
+    d = tmp_path / "bdir"
+    d.mkdir()
+    watch = untrusted.DiskWatch(d, 0, every=3600)
+    for i in range(600):
+        (d / f"f{i}").touch()
+    assert watch() == ""                # not yet time to walk
+    assert "500 files and directories" in watch.final()
+    more = untrusted.DiskWatch(d, 0, every=3600)
+    with pytest.raises(TimedOut, match="500 files and directories.*found when it ended"):
+        sandbox.run(["sh", "-c", f"for i in $(seq 1 600); do : > {d}/g$i; done"], write=[d],
+                    watch=more, what="the bomb")
 
 
 def test_the_walk_counts_unlinked_files_held_open(tmp_path, monkeypatch):
